@@ -1,0 +1,48 @@
+"""fw: a deep-learning framework built as a plugin platform.
+
+``import fw_core as fw`` is the canonical import. This module only re-exports; the pieces live
+in their own modules (see DESIGN.md).
+"""
+
+__version__ = "0.1.0"
+
+from . import dtypes, errors, inspect, plugins, random  # noqa: E402
+from .hookspecs import hookimpl, hookspec  # noqa: E402
+from .autograd import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from . import autograd  # noqa: E402
+from .device import Device  # noqa: E402
+from .device import get as device  # noqa: E402
+from .dtypes import (  # noqa: E402
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+    promote_types,
+    uint8,
+)
+from .ops import OPS, define_op  # noqa: E402
+from . import ops  # noqa: E402
+from .ops.broadcast import *  # noqa: E402,F403
+from .ops.creation import *  # noqa: E402,F403
+from .ops.elementwise import *  # noqa: E402,F403
+from .ops.linalg import *  # noqa: E402,F403
+from .ops.loss import *  # noqa: E402,F403
+from .ops.nn import *  # noqa: E402,F403
+from .ops.reduction import *  # noqa: E402,F403
+from .ops.shape import *  # noqa: E402,F403
+from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
+from .tensor import Tensor  # noqa: E402
+from . import tensor_methods as _tensor_methods  # noqa: E402,F401
+
+half, float, double, long, int, bool = float16, float32, float64, int64, int32, bool_  # noqa: A001
+
+plugins.load()

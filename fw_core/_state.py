@@ -1,0 +1,18 @@
+"""Process-wide switches read on the per-op path: one object, attribute reads only."""
+
+from __future__ import annotations
+
+
+class _State:
+    __slots__ = ("grad_enabled", "module_path", "inspecting", "inspectors")
+
+    def __init__(self):
+        self.grad_enabled = True
+        #: dotted path of the module whose forward is running ("" outside any module)
+        self.module_path = ""
+        #: True while at least one inspector is active; the only inspector cost per op
+        self.inspecting = False
+        self.inspectors: tuple = ()
+
+
+state = _State()

@@ -1,0 +1,9 @@
+"""Define-by-run autograd: recorded nodes, backward, ``grad``, grad modes and gradcheck."""
+
+from .engine import backward, grad
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
+from .node import Node
+
+__all__ = ["Node", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
+           "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]

@@ -1,0 +1,226 @@
+"""Reverse-mode differentiation over the recorded nodes: ``backward`` and ``grad``."""
+
+from __future__ import annotations
+
+from .._state import state
+from ..errors import AutogradError, ShapeError
+from .node import Node
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaf) into every leaf's ``.grad`` (see :meth:`Tensor.backward`).
+
+    Args:
+        tensors: a tensor or a sequence of tensors to differentiate.
+        grad_tensors: the gradients w.r.t. ``tensors`` (default: ones, only for scalars).
+        retain_graph: keep saved values for another backward (default: ``create_graph``).
+        create_graph: record the backward pass itself, for higher-order gradients.
+        inputs: if given, accumulate only into these leaves.
+    """
+    roots, seeds = _roots_and_seeds(tensors, grad_tensors)
+    targets = None if inputs is None else _as_list(inputs)
+    _run(roots, seeds, retain_graph, create_graph, targets, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    Args:
+        outputs: tensor(s) to differentiate.
+        inputs: tensor(s) to differentiate with respect to (leaves or intermediate results).
+        grad_outputs: gradients w.r.t. ``outputs`` (default: ones, only for scalars).
+        retain_graph: keep saved values for another backward (default: ``create_graph``).
+        create_graph: record the computation, so the result can be differentiated again.
+        allow_unused: return None for inputs the outputs do not depend on instead of raising.
+
+    Returns:
+        A tuple with one gradient per input.
+    """
+    roots, seeds = _roots_and_seeds(outputs, grad_outputs)
+    targets = _as_list(inputs)
+    for t in targets:
+        if not t.requires_grad:
+            raise AutogradError(
+                f"an input of shape {tuple(t.shape)} does not require grad",
+                hint="call .requires_grad_() on it before computing the outputs",
+            )
+    found = _run(roots, seeds, retain_graph, create_graph, targets, accumulate=False)
+    result = []
+    for t in targets:
+        g = found.get(id(t._node) if t._node is not None else id(t))
+        if g is None and not allow_unused:
+            raise AutogradError(
+                f"an input of shape {tuple(t.shape)} was not used to compute the outputs",
+                hint="pass allow_unused=True to get None for it",
+            )
+        result.append(g)
+    return tuple(result)
+
+
+def _as_list(x):
+    from ..tensor import Tensor
+
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
+def _roots_and_seeds(tensors, grad_tensors):
+    from ..ops.creation import ones_like
+
+    roots = _as_list(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(roots)
+    else:
+        grad_tensors = _as_list(grad_tensors)
+    seeds = []
+    for t, g in zip(roots, grad_tensors):
+        if not t.requires_grad:
+            raise AutogradError(
+                f"tensor of shape {tuple(t.shape)} does not require grad and has no grad_fn",
+                hint="make sure a leaf it depends on has requires_grad=True and that the "
+                "computation did not run under fw.no_grad()",
+            )
+        if g is None:
+            if t._data.size != 1:
+                raise AutogradError(
+                    f"grad can be implicitly created only for scalar outputs, got shape "
+                    f"{tuple(t.shape)}",
+                    hint="reduce it first (loss.sum() or loss.mean()) or pass a gradient: "
+                    "y.backward(fw.ones_like(y))",
+                )
+            g = ones_like(t)
+        elif tuple(g.shape) != tuple(t.shape):
+            raise ShapeError(f"gradient of shape {tuple(g.shape)} given for a tensor of shape "
+                             f"{tuple(t.shape)}", hint="pass a gradient of the output's shape")
+        seeds.append(g)
+    return roots, seeds
+
+
+def _graph_order(root_nodes):
+    """Count, for every reachable node, how many edges lead into it from other nodes."""
+    dependencies: dict[int, int] = {}
+    seen = set()
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for nxt in node.next:
+            if nxt.__class__ is Node:
+                dependencies[id(nxt)] = dependencies.get(id(nxt), 0) + 1
+                stack.append(nxt)
+    return dependencies
+
+
+def _run(roots, seeds, retain_graph, create_graph, targets, accumulate):
+    from .grad_mode import set_grad_enabled
+
+    if retain_graph is None:
+        retain_graph = create_graph
+    wanted = None
+    if targets is not None:
+        wanted = {id(t._node) if t._node is not None else id(t) for t in targets}
+    found: dict[int, object] = {}
+    # arrays already handed to a leaf (or owned by the caller): a second owner gets a copy, so
+    # an in-place update of one .grad (clip_grad_norm_) never changes another
+    delivered = {id(g._data) for g in seeds}
+
+    pending: dict[int, object] = {}  # id(node) -> accumulated output gradient
+    nodes: dict[int, Node] = {}
+    leaves = []
+    for t, g in zip(roots, seeds):
+        if t._node is None:  # a leaf differentiated w.r.t. itself
+            leaves.append((t, g))
+            continue
+        key = id(t._node)
+        nodes[key] = t._node
+        pending[key] = pending[key] + g if key in pending else g
+    dependencies = _graph_order(list(nodes.values()))
+    ready = [n for k, n in nodes.items() if dependencies.get(k, 0) == 0]
+
+    if state.inspecting:
+        for inspector in state.inspectors:
+            if inspector.on_backward is not None:
+                inspector.on_backward(roots)
+
+    with set_grad_enabled(create_graph):
+        for leaf, g in leaves:
+            _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered)
+        while ready:
+            node = ready.pop()
+            key = id(node)
+            g = pending.pop(key)
+            if node.hooks:
+                for hook in node.hooks:
+                    replaced = hook(g)
+                    if replaced is not None:
+                        g = replaced
+            if wanted is not None and key in wanted:
+                found[key] = g
+            grads = _call_vjp(node, g)
+            if not retain_graph:
+                node.release()
+            for nxt, gi in zip(node.next, grads):
+                if nxt is None or gi is None:
+                    continue
+                if nxt.__class__ is Node:
+                    nkey = id(nxt)
+                    pending[nkey] = pending[nkey] + gi if nkey in pending else gi
+                    dependencies[nkey] -= 1
+                    if dependencies[nkey] == 0:
+                        ready.append(nxt)
+                else:
+                    _deliver_leaf(nxt, gi, wanted, found, accumulate, create_graph, delivered)
+    return found
+
+
+def _call_vjp(node, g):
+    op = node.op
+    if op.vjp is None:
+        raise AutogradError(f"{op.name} is not differentiable", op=op.name,
+                            module=node.module or None,
+                            hint="detach() its inputs, or use a differentiable formulation")
+    node._check_alive()
+    grads = op.vjp(node, g)
+    if len(grads) != len(node.next):
+        raise AutogradError(f"VJP returned {len(grads)} gradients for {len(node.next)} inputs",
+                            op=op.name, hint="return one gradient (or None) per input")
+    for gi, shape in zip(grads, node.input_shapes):
+        if gi is not None and gi._data.shape != shape:
+            raise AutogradError(
+                f"VJP returned a gradient of shape {tuple(gi._data.shape)} for an input of "
+                f"shape {shape}", op=op.name, module=node.module or None,
+                hint="this is a bug in the op's vjp; reduce broadcast dimensions with sum_to",
+            )
+    if state.inspecting:
+        from ..inspect import notify_backward
+
+        notify_backward(node, g, grads)
+    return grads
+
+
+def _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered):
+    if leaf._hooks:
+        for hook in leaf._hooks:
+            replaced = hook(g)
+            if replaced is not None:
+                g = replaced
+    key = id(leaf)
+    if wanted is not None and key in wanted:
+        found[key] = found[key] + g if key in found else g
+        if not accumulate:
+            return
+    if not accumulate or (wanted is not None and key not in wanted):
+        return
+    if g.dtype is not leaf.dtype:
+        g = g.to(leaf.dtype)
+    if leaf.grad is not None:
+        leaf.grad = leaf.grad + g
+        return
+    if not create_graph:
+        g = g.detach()
+        if id(g._data) in delivered:
+            g = g.clone()
+    delivered.add(id(g._data))
+    leaf.grad = g

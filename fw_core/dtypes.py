@@ -1,0 +1,146 @@
+"""fw's dtypes and the one table that says how they combine.
+
+Promotion follows PyTorch: within a category (bool < integer < floating) the wider type wins;
+across categories the higher category wins; ``uint8`` with a signed integer gives the signed
+one (widened to hold both). A Python scalar never widens a tensor of its own category or a
+higher one (``float32_tensor * 2.0`` stays float32); an int scalar lifts a bool tensor to
+int64, a float scalar lifts an integer or bool tensor to the default float dtype (float32).
+
+=========  =======  =======  =======  =======  =======  =======  =======
+ a \\ b     bool     uint8    int32    int64    float16  float32  float64
+=========  =======  =======  =======  =======  =======  =======  =======
+ bool      bool     uint8    int32    int64    float16  float32  float64
+ uint8     uint8    uint8    int32    int64    float16  float32  float64
+ int32     int32    int32    int32    int64    float16  float32  float64
+ int64     int64    int64    int64    int64    float16  float32  float64
+ float16   float16  float16  float16  float16  float16  float32  float64
+ float32   float32  float32  float32  float32  float32  float32  float64
+ float64   float64  float64  float64  float64  float64  float64  float64
+=========  =======  =======  =======  =======  =======  =======  =======
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BOOL, INTEGER, FLOATING = 0, 1, 2
+
+
+class DType:
+    """A tensor element type: its name, its NumPy equivalent and its promotion category."""
+
+    __slots__ = ("name", "numpy", "itemsize", "category")
+
+    def __init__(self, name: str, numpy_type: type, category: int):
+        self.name = name
+        self.numpy = np.dtype(numpy_type)
+        self.itemsize = self.numpy.itemsize
+        self.category = category
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == FLOATING
+
+    def __repr__(self) -> str:
+        return f"fw.{self.name}"
+
+    def __reduce__(self):
+        return (from_name, (self.name,))
+
+
+bool_ = DType("bool", np.bool_, BOOL)
+uint8 = DType("uint8", np.uint8, INTEGER)
+int32 = DType("int32", np.int32, INTEGER)
+int64 = DType("int64", np.int64, INTEGER)
+float16 = DType("float16", np.float16, FLOATING)
+float32 = DType("float32", np.float32, FLOATING)
+float64 = DType("float64", np.float64, FLOATING)
+
+ALL = (bool_, uint8, int32, int64, float16, float32, float64)
+FLOATS = (float16, float32, float64)
+INTEGERS = (uint8, int32, int64)
+default_float = float32
+default_int = int64
+
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32)
+#: NumPy dtype -> DType; the hot path maps raw arrays back to fw dtypes through this.
+BY_NUMPY = {d.numpy: d for d in ALL}
+
+
+def from_name(name: str) -> DType:
+    """The DType called ``name`` ("float32", "int64", "double", ...)."""
+    from .errors import DTypeError
+
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise DTypeError(
+            f"unknown dtype {name!r}", hint=f"use one of {', '.join(d.name for d in ALL)}"
+        ) from None
+
+
+def as_dtype(value) -> DType:
+    """Accept a DType, its name, a NumPy dtype or a Python type (float, int, bool)."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        return from_name(value)
+    if value is float:
+        return default_float
+    if value is int:
+        return default_int
+    if value is bool:
+        return bool_
+    return from_numpy(np.dtype(value))
+
+
+def from_numpy(np_dtype: np.dtype) -> DType:
+    """The DType of a NumPy array, or a DTypeError naming the supported ones."""
+    try:
+        return BY_NUMPY[np_dtype]
+    except KeyError:
+        from .errors import DTypeError
+
+        raise DTypeError(
+            f"NumPy dtype {np_dtype} has no fw equivalent",
+            hint="convert first, e.g. array.astype(np.float32); fw supports "
+            + ", ".join(d.name for d in ALL),
+        ) from None
+
+
+def _promote(a: DType, b: DType) -> DType:
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == INTEGER and {a, b} == {uint8, int32}:
+        return int32
+    return a if a.itemsize >= b.itemsize else b
+
+
+#: (DType, DType) -> DType, and the same keyed by NumPy dtypes for the hot path.
+PROMOTE = {(a, b): _promote(a, b) for a in ALL for b in ALL}
+PROMOTE_NUMPY = {(a.numpy, b.numpy): r.numpy for (a, b), r in PROMOTE.items()}
+
+
+def promote_types(a, b) -> DType:
+    """The dtype two tensors of dtypes ``a`` and ``b`` combine to (see the module table)."""
+    return PROMOTE[as_dtype(a), as_dtype(b)]
+
+
+def scalar_category(value) -> int:
+    """Promotion category of a Python scalar."""
+    if isinstance(value, (bool, np.bool_)):
+        return BOOL
+    if isinstance(value, (int, np.integer)):
+        return INTEGER
+    return FLOATING
+
+
+def result_type_with_scalar(dtype: DType, value) -> DType:
+    """The dtype of ``tensor op scalar`` for a tensor of ``dtype``."""
+    category = scalar_category(value)
+    if category <= dtype.category:
+        return dtype
+    return default_int if category == INTEGER else default_float

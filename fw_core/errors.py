@@ -1,0 +1,68 @@
+"""Errors that read like a teacher: what arrived, what was expected, and what to do.
+
+Every fw error derives from :class:`FwError` and also from the built-in exception a Python
+user would catch for the same mistake (``ShapeError`` is a ``ValueError``, ``DTypeError`` a
+``TypeError``, ...), so existing ``except`` clauses keep working.
+"""
+
+from __future__ import annotations
+
+
+class FwError(Exception):
+    """Base of all fw errors.
+
+    Args:
+        message: one sentence saying what went wrong.
+        op: the op that was running, if any.
+        module: the module path whose forward was running (``encoder.layers.0.fc1``).
+        inputs: a description of what arrived (shapes, dtypes, devices).
+        hint: what the user can do about it.
+    """
+
+    def __init__(self, message: str, *, op: str | None = None, module: str | None = None,
+                 inputs: str | None = None, hint: str | None = None):
+        self.message = message
+        self.op = op
+        self.module = module
+        self.inputs = inputs
+        self.hint = hint
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        head = f"{self.op}: {self.message}" if self.op else self.message
+        lines = [head]
+        if self.module:
+            lines.append(f"  in module: {self.module}")
+        if self.inputs:
+            lines.append(f"  inputs:    {self.inputs}")
+        if self.hint:
+            lines.append(f"  fix:       {self.hint}")
+        return "\n".join(lines)
+
+
+class ShapeError(FwError, ValueError):
+    """Input shapes that an op cannot combine."""
+
+
+class DTypeError(FwError, TypeError):
+    """A dtype an op, device or conversion does not support."""
+
+
+class DeviceError(FwError, RuntimeError):
+    """A device that is missing, unavailable, or mixed with another in one op."""
+
+
+class PluginError(FwError, RuntimeError):
+    """A plugin that could not be loaded, or plugins that conflict."""
+
+
+class AutogradError(FwError, RuntimeError):
+    """A backward pass that cannot run as asked (freed graph, modified saved tensor, ...)."""
+
+
+class UnsupportedError(FwError, NotImplementedError):
+    """An op, argument or combination fw does not implement (yet), with what to do instead."""
+
+
+class KernelError(FwError, RuntimeError):
+    """A kernel failed on inputs its op's meta rule accepted: a bug in a plugin's kernel."""

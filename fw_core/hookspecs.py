@@ -1,0 +1,103 @@
+"""The plugin contract: every hook fw calls, one per family. The docstrings are the contract.
+
+A plugin is a module (or object) with functions named like these hooks, decorated with
+``fw_core.hookimpl``, published under the ``fw.plugins`` entry-point group. All ``fw_register_*``
+hooks are called once per load (at ``import fw_core`` and on ``fw.plugins.use``), each plugin
+separately so a failure is pinned on its author; they return iterables of typed records
+(:mod:`fw_core.records`). fw freezes the results into plain tables: no hook is ever called on
+the per-op path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pluggy
+
+from .records import (
+    DeviceSpec,
+    FusionRule,
+    Inspector,
+    KernelSpec,
+    MemoryPolicy,
+    OpDef,
+    PluginConfig,
+)
+
+hookspec = pluggy.HookspecMarker("fw")
+hookimpl = pluggy.HookimplMarker("fw")
+
+
+@hookspec
+def fw_register_ops() -> Iterable[OpDef]:
+    """Register op contracts (custom ops) with their meta rule, VJP, structure and anchor.
+
+    Called first, before devices and kernels. Op names must be unique across plugins: a second
+    contract for an existing name fails the later plugin. Build the records with
+    ``fw_core.ops.define_op`` (or the family helpers) so the op also gets a callable.
+    """
+
+
+@hookspec
+def fw_register_devices() -> Iterable[DeviceSpec]:
+    """Register devices: name, array namespace, host transfers, availability.
+
+    Called after ops. A device whose ``unavailable_reason()`` returns a string is listed but
+    cannot hold tensors; if all of a plugin's devices are unavailable the plugin shows as
+    "no device" in ``fw plugins`` with that reason. A device name registered by two plugins
+    fails the later one.
+    """
+
+
+@hookspec
+def fw_register_kernels() -> Iterable[KernelSpec]:
+    """Register kernels: raw-array implementations of ops on devices.
+
+    Called after ops and devices, so each kernel's op and device must exist (else the plugin
+    fails with the unknown name). For one (op, device), the highest ``priority`` wins; two
+    kernels with equal priority from different plugins fail the later plugin, naming both.
+    """
+
+
+@hookspec
+def fw_register_fusion_rules() -> Iterable[FusionRule]:
+    """Register fusion rules: which op groups a device can fuse, and a code generator for them.
+
+    Collected at load; the compiler asks the rules of the target device (highest priority first)
+    when it fuses a graph. fw_core decides the grouping; the rule only generates code.
+    """
+
+
+@hookspec
+def fw_register_memory_policies() -> Iterable[MemoryPolicy]:
+    """Register memory pool policies for devices (size classes, release order by lifecycle tag).
+
+    The last registered policy named "default" for a device is that device's default; others
+    can be selected by name (``fw.context("low_memory")``).
+    """
+
+
+@hookspec
+def fw_register_inspectors() -> Iterable[Inspector]:
+    """Register inspectors: observers of op runs and backward passes.
+
+    Inspectors cost nothing until activated (``fw.inspect.activate(name)``); while any is
+    active, every op calls its ``on_op`` with an :class:`~fw_core.records.OpEvent`.
+    """
+
+
+@hookspec
+def fw_configure(config: PluginConfig) -> None:
+    """Called once after every plugin registered and the tables are frozen.
+
+    ``config`` lists the loaded plugins, devices and ops. Use it to check optional partners
+    (a visualiser looking for the debugger) or warm caches. An exception fails this plugin only.
+    """
+
+
+@hookspec
+def fw_unconfigure() -> None:
+    """Called before the plugins are reloaded (``fw.plugins.use``) or at interpreter exit.
+
+    Release what ``fw_configure`` acquired (threads, files, device contexts).
+    """

@@ -1,0 +1,13 @@
+"""Op contracts by family, the registry, and the eager dispatch path.
+
+``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
+Families: creation, elementwise, reduction, shape, linalg, nn, loss.
+"""
+
+from . import broadcast, creation, elementwise, linalg, loss, nn, reduction, shape
+from .dispatch import apply, apply_binary, apply_unary
+from .registry import OPS, define_op, get
+
+FAMILIES = (creation, elementwise, broadcast, reduction, shape, linalg, nn, loss)
+
+__all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op", "get"]

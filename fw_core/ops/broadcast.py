@@ -1,0 +1,68 @@
+"""``broadcast_to`` and ``sum_to``: each other's gradient, and the glue of every broadcasting VJP."""
+
+from __future__ import annotations
+
+__all__ = ["broadcast_to", "sum_to"]
+
+from ..records import Structure, TensorSpec
+from . import anchors
+from .dispatch import apply
+from .meta import broadcast_shapes
+from .registry import define_op
+
+
+def _broadcast_meta(x, shape):
+    shape = tuple(shape)
+    if broadcast_shapes(x.shape, shape, op="broadcast_to") != shape:
+        from ..errors import ShapeError
+
+        raise ShapeError(f"cannot broadcast shape {x.shape} to {shape}", op="broadcast_to",
+                         hint="the target must keep every non-1 dimension of the input")
+    return TensorSpec(shape, x.dtype)
+
+
+def _sum_to_meta(x, shape):
+    shape = tuple(shape)
+    if broadcast_shapes(shape, x.shape, op="sum_to") != tuple(x.shape):
+        from ..errors import ShapeError
+
+        raise ShapeError(f"cannot sum shape {x.shape} down to {shape}", op="sum_to",
+                         hint="the target must broadcast to the input's shape")
+    return TensorSpec(shape, x.dtype)
+
+
+BROADCAST_TO = define_op(
+    "broadcast_to", family="shape", builtin=True,
+    doc="Repeat size-1 (or missing leading) dimensions to reach ``shape``, without copying.",
+    signature="broadcast_to(x: Tensor, shape: tuple[int, ...]) -> Tensor",
+    meta=_broadcast_meta,
+    vjp=lambda ctx, g: (sum_to(g, ctx.input_shapes[0]),),
+    structure=Structure.INJECTIVE,
+    anchor=anchors.smooth("linear: each output is a copy of one input element"),
+)
+
+SUM_TO = define_op(
+    "sum_to", family="reduction", builtin=True,
+    doc="Sum over the dimensions that broadcasting added or expanded, to get back ``shape``.",
+    signature="sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor",
+    meta=_sum_to_meta,
+    vjp=lambda ctx, g: (broadcast_to(g, ctx.input_shapes[0]),),
+    structure=Structure.REDUCTION,
+    anchor=anchors.smooth("linear: a sum"),
+)
+
+
+def broadcast_to(x, shape) -> object:
+    """View ``x`` with its size-1 dimensions repeated to ``shape`` (no copy)."""
+    shape = tuple(shape)
+    if x._data.shape == shape:
+        return x
+    return apply(BROADCAST_TO, (x,), {"shape": shape})
+
+
+def sum_to(x, shape) -> object:
+    """Sum ``x`` down to ``shape`` (the inverse of broadcasting); ``x`` itself if already there."""
+    shape = tuple(shape)
+    if x._data.shape == shape:
+        return x
+    return apply(SUM_TO, (x,), {"shape": shape})

@@ -1,0 +1,359 @@
+"""Creation ops (tensors from data, shapes or random streams) and dtype/device conversion."""
+
+from __future__ import annotations
+
+__all__ = ["arange", "as_tensor", "clone", "empty", "empty_like", "eye", "from_numpy", "full",
+           "full_like", "linspace", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
+           "randn_like", "randperm", "tensor", "zeros", "zeros_like"]
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._state import state
+from ..device import get as get_device
+from ..errors import DTypeError, ShapeError
+from ..random import default_generator
+from ..records import Structure, TensorSpec
+from ..tensor import Tensor
+from . import anchors
+from .dispatch import apply, finish, missing_kernel
+from .registry import define_op
+
+_NOT_DIFFERENTIABLE = anchors.flat("creates values from its arguments: no input to "
+                                   "differentiate")
+
+
+def _shape_meta(shape, dtype, **_):
+    return TensorSpec(tuple(shape), _dt.from_numpy(np.dtype(dtype)))
+
+
+def _creation_op(name, doc, signature, meta=_shape_meta):
+    return define_op(name, family="creation", builtin=True, doc=doc, signature=signature,
+                     meta=meta, vjp=None, structure=Structure.NONE, anchor=_NOT_DIFFERENTIABLE)
+
+
+ZEROS = _creation_op("zeros", "A tensor of zeros.", "zeros(*shape, dtype=None, device=None)")
+ONES = _creation_op("ones", "A tensor of ones.", "ones(*shape, dtype=None, device=None)")
+FULL = _creation_op("full", "A tensor filled with one value.",
+                    "full(shape, fill_value, dtype=None, device=None)")
+EMPTY = _creation_op("empty", "An uninitialised tensor (its values are arbitrary).",
+                     "empty(*shape, dtype=None, device=None)")
+ARANGE = _creation_op("arange", "Values start, start + step, ... below end.",
+                      "arange(start=0, end, step=1, dtype=None, device=None)",
+                      meta=lambda start, end, step, dtype: TensorSpec(
+                          (max(0, int(np.ceil((end - start) / step))),),
+                          _dt.from_numpy(np.dtype(dtype))))
+LINSPACE = _creation_op("linspace", "``steps`` evenly spaced values from start to end inclusive.",
+                        "linspace(start, end, steps, dtype=None, device=None)",
+                        meta=lambda start, end, steps, dtype: TensorSpec(
+                            (steps,), _dt.from_numpy(np.dtype(dtype))))
+EYE = _creation_op("eye", "An n x m identity matrix.", "eye(n, m=None, dtype=None, device=None)",
+                   meta=lambda n, m, dtype: TensorSpec((n, m), _dt.from_numpy(np.dtype(dtype))))
+
+
+def _cast_meta(x, dtype):
+    return TensorSpec(tuple(x.shape), _dt.from_numpy(np.dtype(dtype)))
+
+
+def _cast_vjp(ctx, g):
+    return (g.to(_dt.from_numpy(ctx.attrs["source"])),)
+
+
+CAST = define_op(
+    "cast", family="creation", builtin=True,
+    doc="The same values converted to another dtype (``t.to(fw.float64)``, ``t.long()``).",
+    signature="cast(x: Tensor, dtype: DType) -> Tensor",
+    meta=lambda x, dtype, source=None: _cast_meta(x, dtype), vjp=_cast_vjp,
+    structure=Structure.ELEMENTWISE,
+    anchor=anchors.smooth("identity on values; lower precision rounds them"),
+)
+CLONE = define_op(
+    "clone", family="creation", builtin=True, doc="A copy with its own storage.",
+    signature="clone(x: Tensor) -> Tensor", meta=lambda x: TensorSpec(tuple(x.shape), x.dtype),
+    vjp=lambda ctx, g: (g,), structure=Structure.ELEMENTWISE, anchor=anchors.smooth("identity"),
+)
+TO_DEVICE = define_op(
+    "to_device", family="creation", builtin=True,
+    doc="The same values on another device (a copy).",
+    signature="to_device(x: Tensor, device: str) -> Tensor",
+    meta=lambda x, device, source=None: TensorSpec(tuple(x.shape), x.dtype),
+    vjp=lambda ctx, g: (to_device(g, ctx.attrs["source"]),),
+    structure=Structure.ELEMENTWISE, anchor=anchors.smooth("identity"),
+)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _resolve(dtype, device, default=None):
+    return (_dt.as_dtype(dtype) if dtype is not None else (default or _dt.default_float),
+            get_device("cpu" if device is None else device))
+
+
+def _shape_args(shape) -> tuple[int, ...]:
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = tuple(shape[0])
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise ShapeError(f"a shape must be integers, got {shape!r}",
+                         hint="e.g. fw.zeros(2, 3) or fw.zeros((2, 3))") from None
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"negative dimension in shape {shape}", hint="sizes must be >= 0")
+    return shape
+
+
+def _run_creation(op, device, attrs) -> Tensor:
+    kernel = op.kernels.get(device.type) or missing_kernel(op, device)
+    return finish(op, (), attrs, kernel(**attrs), device)
+
+
+def _from_host(array: np.ndarray, device, requires_grad=False) -> Tensor:
+    data = device.spec.from_numpy(array, device.index)
+    t = Tensor._wrap(data, device, None, state.module_path)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _host_array(data, dtype: _dt.DType | None) -> np.ndarray:
+    if isinstance(data, Tensor):
+        array = np.asarray(data.__array__())
+    elif isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        array = np.array([np.asarray(d.__array__()) if isinstance(d, Tensor) else d
+                          for d in data])
+    else:
+        array = np.asarray(data)
+        if array.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):
+            array = array.astype(_dt.default_float.numpy)  # Python floats -> float32, as torch
+    if dtype is not None:
+        array = array.astype(dtype.numpy)
+    elif array.dtype not in _dt.BY_NUMPY:
+        if array.dtype.kind in "iu" and array.dtype.itemsize <= 8:
+            array = array.astype(np.int64)
+        elif array.dtype.kind == "f":
+            array = array.astype(np.float32 if array.dtype.itemsize <= 4 else np.float64)
+        else:
+            _dt.from_numpy(array.dtype)  # raises a DTypeError naming the supported dtypes
+    return array
+
+
+def _flat(data):
+    for d in data:
+        if isinstance(d, (list, tuple)):
+            yield from _flat(d)
+        else:
+            yield d
+
+
+# -- public API ------------------------------------------------------------------------------------
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor (a copy) from a Python number, (nested) list, NumPy array or tensor.
+
+    Python floats give float32 and ints int64 (as PyTorch); NumPy arrays keep their dtype.
+
+    >>> fw.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).shape
+    (2, 2)
+    """
+    dtype = None if dtype is None else _dt.as_dtype(dtype)
+    device = get_device("cpu" if device is None else device)
+    array = _host_array(data, dtype)
+    return _from_host(np.array(array, copy=True), device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like :func:`tensor`, but returns ``data`` itself when it is already a matching tensor,
+    and shares memory with a NumPy array on the CPU when no conversion is needed."""
+    if isinstance(data, Tensor):
+        out = data
+        if dtype is not None or device is not None:
+            out = data.to(device=device, dtype=dtype)
+        return out
+    device = get_device("cpu" if device is None else device)
+    array = _host_array(data, None if dtype is None else _dt.as_dtype(dtype))
+    return _from_host(array, device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a NumPy array (same dtype; unsupported dtypes raise)."""
+    if not isinstance(array, np.ndarray):
+        raise DTypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}",
+                         hint="use fw.tensor(data) for lists and numbers")
+    _dt.from_numpy(array.dtype)
+    return _from_host(array, get_device("cpu"))
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``fw.zeros(2, 3)`` or ``fw.zeros((2, 3))``."""
+    dtype, device = _resolve(dtype, device)
+    out = _run_creation(ZEROS, device, {"shape": _shape_args(shape), "dtype": dtype.numpy})
+    return out.requires_grad_() if requires_grad else out
+
+
+def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones."""
+    dtype, device = _resolve(dtype, device)
+    out = _run_creation(ONES, device, {"shape": _shape_args(shape), "dtype": dtype.numpy})
+    return out.requires_grad_() if requires_grad else out
+
+
+def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor (fast; fill it before reading)."""
+    dtype, device = _resolve(dtype, device)
+    out = _run_creation(EMPTY, device, {"shape": _shape_args(shape), "dtype": dtype.numpy})
+    return out.requires_grad_() if requires_grad else out
+
+
+def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``shape`` filled with ``fill_value`` (dtype inferred from it if not given)."""
+    if dtype is None:
+        dtype = _dt.result_type_with_scalar(_dt.bool_, fill_value)
+    dtype, device = _resolve(dtype, device)
+    shape = _shape_args((shape,) if isinstance(shape, numbers.Integral) else tuple(shape))
+    out = _run_creation(FULL, device, {"shape": shape, "fill_value": fill_value,
+                                       "dtype": dtype.numpy})
+    return out.requires_grad_() if requires_grad else out
+
+
+def arange(start, end=None, step=1, dtype=None, device=None) -> Tensor:
+    """``fw.arange(5)``, ``fw.arange(1, 10, 2)``: int64 for integer arguments, else float32."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    default = _dt.default_int if integral else _dt.default_float
+    dtype, device = _resolve(dtype, device, default)
+    return _run_creation(ARANGE, device, {"start": start, "end": end, "step": step,
+                                          "dtype": dtype.numpy})
+
+
+def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    dtype, device = _resolve(dtype, device)
+    return _run_creation(LINSPACE, device, {"start": start, "end": end, "steps": int(steps),
+                                            "dtype": dtype.numpy})
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
+    """The n x m identity matrix (square if m is None)."""
+    dtype, device = _resolve(dtype, device)
+    return _run_creation(EYE, device, {"n": int(n), "m": int(n if m is None else m),
+                                       "dtype": dtype.numpy})
+
+
+def _random(draw, shape, dtype, device, generator, requires_grad):
+    dtype, device = _resolve(dtype, device)
+    rng = (generator or default_generator).numpy
+    return _from_host(np.asarray(draw(rng, _shape_args(shape)), dtype=dtype.numpy), device,
+                      requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, generator=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    return _random(lambda rng, s: rng.random(s), shape, dtype, device, generator, requires_grad)
+
+
+def randn(*shape, dtype=None, device=None, generator=None, requires_grad=False) -> Tensor:
+    """Standard normal samples."""
+    return _random(lambda rng, s: rng.standard_normal(s), shape, dtype, device, generator,
+                   requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None, generator=None) -> Tensor:
+    """Integers uniform in [low, high) (``randint(high, size=...)`` for low = 0); int64."""
+    if high is None:
+        low, high = 0, low
+    dtype = _dt.default_int if dtype is None else dtype
+    return _random(lambda rng, s: rng.integers(low, high, s), (tuple(size),), dtype, device,
+                   generator, False)
+
+
+def randperm(n: int, device=None, generator=None) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64)."""
+    rng = (generator or default_generator).numpy
+    return _from_host(rng.permutation(int(n)).astype(np.int64), get_device(
+        "cpu" if device is None else device))
+
+
+def _like(fn):
+    def like(x, dtype=None, device=None, **kwargs):
+        return fn(x.shape, dtype=dtype or x.dtype, device=device or x.device, **kwargs)
+
+    like.__name__ = like.__qualname__ = fn.__name__ + "_like"
+    like.__doc__ = f"Like ``fw.{fn.__name__}`` with the shape, dtype and device of ``x``."
+    return like
+
+
+zeros_like, ones_like, empty_like, rand_like, randn_like = map(_like, (
+    zeros, ones, empty, rand, randn))
+
+
+def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
+    """A tensor like ``x`` filled with ``fill_value``."""
+    return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x.device)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy with its own storage (recorded for backward)."""
+    return apply(CLONE, (x,))
+
+
+def cast(x: Tensor, dtype) -> Tensor:
+    """``x`` converted to ``dtype`` (``x`` itself if it already has it)."""
+    dtype = _dt.as_dtype(dtype)
+    if x._data.dtype == dtype.numpy:
+        return x
+    return apply(CAST, (x,), {"dtype": dtype.numpy, "source": x._data.dtype})
+
+
+def to_device(x: Tensor, device) -> Tensor:
+    """``x`` copied to ``device`` (``x`` itself if already there)."""
+    target = get_device(device)
+    source = x._device
+    if target is source:
+        return x
+    host = source.spec.to_numpy(x._data)
+    out = target.spec.from_numpy(np.ascontiguousarray(host), target.index)
+    return finish(TO_DEVICE, (x,), {"device": str(target), "source": str(source)}, out, target)
+
+
+def to(x: Tensor, *args, device=None, dtype=None, copy: bool = False, non_blocking=False):
+    """Implements ``Tensor.to``: accepts a device, a dtype, a tensor, or keywords."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, _dt.DType) or arg in (float, int, bool) or (
+                isinstance(arg, str) and arg in _dt._BY_NAME):
+            dtype = arg
+        else:
+            device = arg
+    out = x
+    if device is not None:
+        out = to_device(out, device)
+    if dtype is not None:
+        out = cast(out, dtype)
+    if copy and out is x:
+        out = clone(x)
+    return out
+
+
+def _float(x):
+    return cast(x, _dt.float32)
+
+
+#: Tensor methods this family provides (bound by fw_core.tensor_methods)
+METHODS = {
+    "clone": clone, "float": _float,
+    "double": lambda x: cast(x, _dt.float64), "half": lambda x: cast(x, _dt.float16),
+    "long": lambda x: cast(x, _dt.int64), "int": lambda x: cast(x, _dt.int32),
+    "bool": lambda x: cast(x, _dt.bool_), "byte": lambda x: cast(x, _dt.uint8),
+    "astype": cast, "new_zeros": lambda x, *shape, **kw: zeros(
+        *shape, **{"dtype": x.dtype, "device": x.device, **kw}),
+    "new_ones": lambda x, *shape, **kw: ones(*shape, **{"dtype": x.dtype, "device": x.device,
+                                                        **kw}),
+    "new_full": lambda x, shape, value, **kw: full(shape, value, **{
+        "dtype": x.dtype, "device": x.device, **kw}),
+    "new_tensor": lambda x, data, **kw: tensor(data, **{"dtype": x.dtype, "device": x.device,
+                                                        **kw}),
+}

@@ -1,0 +1,236 @@
+"""The eager per-op path: kernel from the frozen table, wrap, record, notify. Nothing else.
+
+The meta rule is consulted when a kernel fails, to turn the failure into an error that names
+the op, the module and the shapes; the conformance suite checks that every meta rule agrees with
+its kernels, so tracing and memory planning can rely on the meta rule alone.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import dtypes as _dt
+from .._state import state
+from ..autograd.node import Node
+from ..errors import DeviceError, FwError, KernelError, UnsupportedError
+from ..tensor import Tensor
+from .meta import describe, spec_of
+
+_wrap = Tensor._wrap
+_EMPTY: dict = {}
+_PROMOTE = _dt.PROMOTE_NUMPY
+_SCALAR_TYPES = (int, float, bool)
+
+
+def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
+    """Run ``op`` on a tuple of tensors (all on one device) with keyword attributes."""
+    first = inputs[0]
+    device = first._device
+    if len(inputs) == 1:
+        arrays = (first._data,)
+    else:
+        for t in inputs:
+            if t._device is not device:
+                raise mixed_devices(op, inputs)
+        arrays = tuple(t._data for t in inputs)
+    if op.float_result:
+        arrays = tuple(a if a.dtype.kind == "f" else a.astype(_dt.default_float.numpy)
+                       for a in arrays)
+    try:
+        kernel = op.kernels[device.type]
+    except KeyError:
+        kernel = missing_kernel(op, device)
+    try:
+        out = kernel(*arrays, **attrs)
+    except FwError:
+        raise
+    except Exception as exc:
+        raise explain_failure(op, inputs, attrs, exc) from exc
+    return finish(op, inputs, attrs, out, device)
+
+
+def finish(op, inputs: tuple, attrs: dict, out, device) -> Tensor:
+    """Wrap a kernel's raw result; record it for backward if needed; tell active inspectors."""
+    if out.__class__ is not device.array_type:
+        out = device.xp.asarray(out)
+    result = _wrap(out, device, op, state.module_path)
+    if state.grad_enabled and op.vjp is not None:
+        for t in inputs:
+            if t.__class__ not in _SCALAR_TYPES and t.requires_grad:
+                if out.dtype.kind == "f":
+                    result._node = Node(op, inputs, attrs, result, state.module_path)
+                    result.requires_grad = True
+                break
+    if state.inspecting:
+        from ..inspect import notify_op
+
+        notify_op(op, inputs, result)
+    return result
+
+
+def apply_unary(op, x) -> Tensor:
+    """``apply`` for one tensor and no attributes (the hot elementwise case)."""
+    try:
+        data = x._data
+    except AttributeError:
+        raise not_a_tensor(op, x) from None
+    device = x._device
+    if op.float_result and data.dtype.kind != "f":
+        data = data.astype(_dt.default_float.numpy)
+    try:
+        kernel = op.kernels[device.type]
+    except KeyError:
+        kernel = missing_kernel(op, device)
+    try:
+        out = kernel(data)
+    except FwError:
+        raise
+    except Exception as exc:
+        raise explain_failure(op, (x,), _EMPTY, exc) from exc
+    return finish(op, (x,), _EMPTY, out, device)
+
+
+def apply_binary(op, a, b) -> Tensor:
+    """``apply`` for two operands, one of which may be a Python scalar (kept as a weak scalar,
+    so ``float32_tensor * 2.0`` stays float32)."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            return _binary_tensors(op, a, b)
+        return _binary_scalar(op, a, b, a, _as_scalar(op, b, a), False)
+    if isinstance(b, Tensor):
+        return _binary_scalar(op, b, a, _as_scalar(op, a, b), b, True)
+    raise not_a_tensor(op, a)
+
+
+def _binary_tensors(op, a, b):
+    device = a._device
+    if b._device is not device:
+        raise mixed_devices(op, (a, b))
+    ad = a._data
+    bd = b._data
+    if ad.dtype is not bd.dtype:
+        common = _PROMOTE[ad.dtype, bd.dtype]
+        ad = ad.astype(common, copy=False)
+        bd = bd.astype(common, copy=False)
+    if op.float_result and ad.dtype.kind != "f":
+        ad = ad.astype(_dt.default_float.numpy)
+        bd = bd.astype(_dt.default_float.numpy)
+    try:
+        kernel = op.kernels[device.type]
+    except KeyError:
+        kernel = missing_kernel(op, device)
+    try:
+        out = kernel(ad, bd)
+    except FwError:
+        raise
+    except Exception as exc:
+        raise explain_failure(op, (a, b), _EMPTY, exc) from exc
+    return finish(op, (a, b), _EMPTY, out, device)
+
+
+def _binary_scalar(op, tensor, scalar, left, right, scalar_first):
+    data = tensor._data
+    kind = data.dtype.kind
+    if kind != "f":
+        wanted = _dt.result_type_with_scalar(_dt.BY_NUMPY[data.dtype], scalar)
+        if op.float_result and wanted.category != _dt.FLOATING:
+            wanted = _dt.default_float
+        if wanted.numpy != data.dtype:
+            data = data.astype(wanted.numpy)
+    device = tensor._device
+    try:
+        kernel = op.kernels[device.type]
+    except KeyError:
+        kernel = missing_kernel(op, device)
+    try:
+        out = kernel(scalar, data) if scalar_first else kernel(data, scalar)
+    except FwError:
+        raise
+    except Exception as exc:
+        raise explain_failure(op, (left, right), _EMPTY, exc) from exc
+    return finish(op, (left, right), _EMPTY, out, device)
+
+
+def _as_scalar(op, value, other):
+    """A Python scalar from ``value``; NumPy arrays become tensors of ``other``'s device."""
+    if value.__class__ in _SCALAR_TYPES:
+        return value
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "ndim", 1) == 0:
+        return item()
+    raise not_a_tensor(op, value)
+
+
+# -- the slow side: errors and fallbacks ----------------------------------------------------------
+_reported_fallbacks: set = set()
+
+
+class FallbackWarning(UserWarning):
+    """An op ran on the CPU because its device has no kernel for it (reported once per op)."""
+
+
+def missing_kernel(op, device):
+    """A CPU fallback (with transfers, reported once) or an UnsupportedError with a fix."""
+    from .. import plugins
+
+    cpu_kernel = op.kernels.get("cpu")
+    if cpu_kernel is None or device.type == "cpu":
+        raise UnsupportedError(
+            f"no kernel for {op.name} on device {device.type!r}",
+            op=op.name, module=state.module_path or None,
+            hint=plugins.missing_kernel_hint(op.name, device.type),
+        )
+    to_numpy = device.spec.to_numpy
+    back = device.spec.from_numpy
+
+    def fallback(*arrays, **attrs):
+        if op.name not in _reported_fallbacks:
+            _reported_fallbacks.add(op.name)
+            warnings.warn(f"{op.name} has no kernel on {device.type}; running it on the CPU "
+                          "with transfers (reported once)", FallbackWarning, stacklevel=4)
+        host = [to_numpy(a) if a.__class__ is device.array_type else a for a in arrays]
+        return back(op.kernels["cpu"](*host, **attrs), device.index)
+
+    plugins.note_dispatch(op.name, device.type, "cpu fallback (no kernel on this device)")
+    op.kernels[device.type] = fallback
+    return fallback
+
+
+def not_a_tensor(op, value) -> FwError:
+    return FwError(
+        f"expected a Tensor, got {type(value).__name__}", op=op.name,
+        module=state.module_path or None,
+        hint="wrap the value with fw.tensor(...) first",
+    )
+
+
+def mixed_devices(op, inputs) -> DeviceError:
+    devices = sorted({str(t._device) for t in inputs if isinstance(t, Tensor)})
+    return DeviceError(
+        f"inputs are on different devices ({', '.join(devices)})",
+        op=op.name, module=state.module_path or None, inputs=describe(inputs),
+        hint="move them to one device first, e.g. x.to(y.device)",
+    )
+
+
+def explain_failure(op, inputs, attrs, exc) -> FwError:
+    """Turn a kernel's exception into the meta rule's error, or a KernelError if the meta rule
+    accepts the inputs (then the kernel is at fault)."""
+    module = state.module_path or None
+    try:
+        op.meta(*(spec_of(t) for t in inputs), **attrs)
+    except FwError as err:
+        err.op = err.op or op.name
+        err.module = err.module or module
+        err.inputs = err.inputs or describe(inputs)
+        return err
+    except Exception:  # the meta rule itself failed: report the kernel's error below
+        pass
+    from .. import plugins
+
+    return KernelError(
+        f"kernel failed: {type(exc).__name__}: {exc}",
+        op=op.name, module=module, inputs=describe(inputs),
+        hint=f"this looks like a bug in plugin {plugins.kernel_owner(op.name, inputs)}; "
+        "report it with the shapes above",
+    )

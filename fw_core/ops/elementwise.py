@@ -1,0 +1,495 @@
+"""Elementwise ops: one output element from the matching element of each (broadcast) input.
+
+The helpers give every op of the family the same meta rule (broadcast + promote), the same
+Jacobian structure (diagonal) and, for binary ops, the reduction of broadcast gradients.
+"""
+
+from __future__ import annotations
+
+__all__ = ["abs", "add", "ceil", "clamp", "cos", "div", "elu", "eq", "erf", "exp", "expm1",
+           "floor", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "le", "leaky_relu", "log",
+           "log1p", "logical_and", "logical_not", "logical_or", "lt", "maximum", "minimum", "mish",
+           "mul", "ne", "neg", "pow", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign",
+           "silu", "sin", "softplus", "sqrt", "square", "sub", "tanh", "where"]
+
+import math
+
+from .. import dtypes as _dt
+from ..errors import DTypeError
+from ..records import Structure, TensorSpec
+from . import anchors
+from .broadcast import sum_to
+from .dispatch import apply, apply_binary, apply_unary
+from .meta import broadcast_shapes, promote
+from .registry import define_op
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+# -- the family helpers ---------------------------------------------------------------------------
+def _unary_meta(float_result=False, result=None):
+    def meta(x, **attrs):
+        if result is not None:
+            return TensorSpec(tuple(x.shape), result)
+        dtype = x.dtype
+        if float_result and not dtype.is_floating_point:
+            dtype = _dt.default_float
+        return TensorSpec(tuple(x.shape), dtype)
+
+    return meta
+
+
+def _nary_meta(float_result=False, result=None):
+    def meta(*inputs):
+        shapes = [tuple(i.shape) for i in inputs if isinstance(i, TensorSpec)]
+        shape = broadcast_shapes(*shapes)
+        dtype = result or promote(*inputs, float_result=float_result)
+        return TensorSpec(shape, dtype)
+
+    return meta
+
+
+def _unary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False, attrs="",
+              differentiable=True, result=None):
+    return define_op(
+        name, family="elementwise", builtin=True, doc=doc,
+        signature=f"{name}(x: Tensor{attrs}) -> Tensor",
+        meta=_unary_meta(float_result, result), vjp=vjp if differentiable else None,
+        structure=Structure.ELEMENTWISE if differentiable else Structure.NONE,
+        anchor=anchor, saves=saves, float_result=float_result)
+
+
+def _reduce_broadcast(raw_vjp):
+    """Wrap a binary VJP so each gradient is summed back to its input's shape."""
+
+    def vjp(ctx, g):
+        return tuple(None if gi is None or nxt is None else sum_to(gi, shape)
+                     for gi, nxt, shape in zip(raw_vjp(ctx, g), ctx.next, ctx.input_shapes))
+
+    return vjp
+
+
+def _binary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False,
+               differentiable=True, result=None):
+    return define_op(
+        name, family="elementwise", builtin=True, doc=doc,
+        signature=f"{name}(a: Tensor | number, b: Tensor | number) -> Tensor",
+        meta=_nary_meta(float_result, result),
+        vjp=_reduce_broadcast(vjp) if differentiable else None,
+        structure=Structure.BROADCAST if differentiable else Structure.NONE,
+        anchor=anchor, saves=saves, float_result=float_result)
+
+
+def _unary_fn(op):
+    def fn(x):
+        return apply_unary(op, x)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"{op.doc}\n\nContract: ``fw.ops.get({op.name!r})``."
+    return fn
+
+
+def _binary_fn(op):
+    def fn(a, b):
+        return apply_binary(op, a, b)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"{op.doc} Broadcasts; Python scalars keep the tensor's dtype.\n\n" \
+                 f"Contract: ``fw.ops.get({op.name!r})``."
+    return fn
+
+
+def _zero_grad(ctx, g):
+    return (g * 0,)
+
+
+_FLAT = anchors.flat("piecewise constant: the gradient is 0 wherever it is defined, so nothing "
+                     "upstream learns through it")
+
+# -- unary ----------------------------------------------------------------------------------------
+NEG = _unary_op("neg", "-x.", lambda ctx, g: (-g,), anchors.smooth(), saves=())
+ABS = _unary_op("abs", "|x|.", lambda ctx, g: (g * sign(ctx.inputs[0]),),
+                anchors.kink("corner at 0: the gradient flips sign and is 0 exactly at 0",
+                             region=lambda x: x == 0))
+SIGN = _unary_op("sign", "-1, 0 or 1 by the sign of x.", _zero_grad, _FLAT, saves=())
+EXP = _unary_op("exp", "e^x.", lambda ctx, g: (g * ctx.out,),
+                anchors.smooth("smooth, but the gradient grows like the output: exp overflows "
+                               "to inf above ~88 in float32"), saves=("out",), float_result=True)
+LOG = _unary_op("log", "Natural logarithm.", lambda ctx, g: (g / ctx.inputs[0],),
+                anchors.pole("log(0) = -inf and its gradient 1/x explodes near 0; log(x < 0) is "
+                             "NaN: clamp x or use log_softmax/log1p",
+                             region=lambda x: x <= 1e-12), float_result=True)
+LOG1P = _unary_op("log1p", "log(1 + x), accurate for small x.",
+                  lambda ctx, g: (g / (ctx.inputs[0] + 1),),
+                  anchors.pole("pole at x = -1; NaN below it", region=lambda x: x <= -1 + 1e-12),
+                  float_result=True)
+EXPM1 = _unary_op("expm1", "e^x - 1, accurate for small x.", lambda ctx, g: (g * (ctx.out + 1),),
+                  anchors.smooth("smooth; overflows like exp"), saves=("out",), float_result=True)
+SQRT = _unary_op("sqrt", "Square root.", lambda ctx, g: (g / (ctx.out * 2),),
+                 anchors.pole("gradient 1/(2 sqrt x) explodes at 0; NaN for x < 0",
+                              region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
+RSQRT = _unary_op("rsqrt", "1 / sqrt(x).",
+                  lambda ctx, g: (g * ctx.out * ctx.out * ctx.out * -0.5,),
+                  anchors.pole("explodes at 0 (add an epsilon, as normalisations do); NaN for x < 0",
+                               region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
+SQUARE = _unary_op("square", "x * x.", lambda ctx, g: (g * ctx.inputs[0] * 2,), anchors.smooth())
+RECIPROCAL = _unary_op("reciprocal", "1 / x.", lambda ctx, g: (-g * ctx.out * ctx.out,),
+                       anchors.pole("1/x and its gradient -1/x^2 explode near 0",
+                                    region=lambda x: abs(x) <= 1e-12),
+                       saves=("out",), float_result=True)
+SIN = _unary_op("sin", "Sine.", lambda ctx, g: (g * cos(ctx.inputs[0]),), anchors.smooth(),
+                float_result=True)
+COS = _unary_op("cos", "Cosine.", lambda ctx, g: (-g * sin(ctx.inputs[0]),), anchors.smooth(),
+                float_result=True)
+_SATURATES = "saturates: for |x| > ~4 the gradient is nearly 0 and the unit stops learning"
+TANH = _unary_op("tanh", "Hyperbolic tangent.", lambda ctx, g: (g * (1 - ctx.out * ctx.out),),
+                 anchors.saturation(_SATURATES, region=lambda x: abs(x) > 3),
+                 saves=("out",), float_result=True)
+SIGMOID = _unary_op("sigmoid", "1 / (1 + e^-x).",
+                    lambda ctx, g: (g * ctx.out * (1 - ctx.out),),
+                    anchors.saturation(_SATURATES.replace("4", "6"),
+                                       region=lambda x: abs(x) > 5),
+                    saves=("out",), float_result=True)
+ERF = _unary_op("erf", "The error function, 2/sqrt(pi) * integral of e^(-t^2) from 0 to x.",
+                lambda ctx, g: (g * exp(-square(ctx.inputs[0])) * (2 / math.sqrt(math.pi)),),
+                anchors.saturation("saturates to +-1 for |x| > ~3", region=lambda x: abs(x) > 3),
+                float_result=True)
+RELU = _unary_op("relu", "max(x, 0).", lambda ctx, g: (g * (ctx.inputs[0] > 0),),
+                 anchors.kink("gradient is exactly 0 for x < 0: units that stay below 0 stop "
+                              "learning (dead ReLU)", region=lambda x: x <= 0))
+FLOOR = _unary_op("floor", "Largest integer <= x.", _zero_grad, _FLAT, saves=())
+CEIL = _unary_op("ceil", "Smallest integer >= x.", _zero_grad, _FLAT, saves=())
+ROUND = _unary_op("round", "Nearest integer, ties to even.", _zero_grad, _FLAT, saves=())
+
+
+def _silu_vjp(ctx, g):
+    x = ctx.inputs[0]
+    s = sigmoid(x)
+    return (g * s * (1 + x * (1 - s)),)
+
+
+SILU = _unary_op("silu", "x * sigmoid(x) (swish).", _silu_vjp,
+                 anchors.smooth("smooth; the gradient is ~0 for x < -6"))
+
+
+def _mish_vjp(ctx, g):
+    x = ctx.inputs[0]
+    t = tanh(softplus(x))
+    return (g * (t + x * sigmoid(x) * (1 - t * t)),)
+
+
+MISH = _unary_op("mish", "x * tanh(softplus(x)).", _mish_vjp,
+                 anchors.smooth("smooth; the gradient is ~0 for x < -6"))
+
+
+def _softplus_vjp(ctx, g):
+    x = ctx.inputs[0]
+    beta, threshold = ctx.attrs["beta"], ctx.attrs["threshold"]
+    return (g * where(x * beta > threshold, 1.0, sigmoid(x * beta)),)
+
+
+SOFTPLUS = _unary_op("softplus", "log(1 + e^(beta x)) / beta; x itself where beta x > threshold.",
+                     _softplus_vjp, anchors.smooth("smooth; the gradient is ~0 for very negative x"),
+                     attrs=", beta: float = 1, threshold: float = 20", float_result=True)
+
+
+def _leaky_relu_vjp(ctx, g):
+    return (g * where(ctx.inputs[0] > 0, 1.0, ctx.attrs["negative_slope"]),)
+
+
+LEAKY_RELU = _unary_op("leaky_relu", "x for x > 0, negative_slope * x otherwise.",
+                       _leaky_relu_vjp,
+                       anchors.kink("corner at 0; below 0 the gradient is only negative_slope",
+                                    region=lambda x: x <= 0),
+                       attrs=", negative_slope: float = 0.01")
+
+
+def _elu_vjp(ctx, g):
+    x = ctx.inputs[0]
+    return (g * where(x > 0, 1.0, exp(x) * ctx.attrs["alpha"]),)
+
+
+ELU = _unary_op("elu", "x for x > 0, alpha * (e^x - 1) otherwise.", _elu_vjp,
+                anchors.saturation("for very negative x the output saturates at -alpha and the "
+                                   "gradient vanishes", region=lambda x: x < -5),
+                attrs=", alpha: float = 1", float_result=True)
+
+
+def _gelu_vjp(ctx, g):
+    x = ctx.inputs[0]
+    if ctx.attrs["approximate"] == "tanh":
+        inner = (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI
+        t = tanh(inner)
+        d_inner = (1 + x * x * (3 * 0.044715)) * _SQRT_2_OVER_PI
+        return (g * ((1 + t) * 0.5 + x * 0.5 * (1 - t * t) * d_inner),)
+    cdf = (erf(x * _INV_SQRT_2) + 1) * 0.5
+    pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+    return (g * (cdf + x * pdf),)
+
+
+GELU = _unary_op("gelu", "x * Phi(x) (Phi: the standard normal CDF); approximate='tanh' uses "
+                 "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).", _gelu_vjp,
+                 anchors.smooth("smooth; the gradient is ~0 for x < -4"),
+                 attrs=", approximate: str = 'none'", float_result=True)
+
+
+def _hardtanh_vjp(ctx, g):
+    x = ctx.inputs[0]
+    return (g * logical_and(x > ctx.attrs["min_val"], x < ctx.attrs["max_val"]),)
+
+
+HARDTANH = _unary_op("hardtanh", "x clipped to [min_val, max_val].", _hardtanh_vjp,
+                     anchors.saturation("outside [min_val, max_val] the gradient is exactly 0"),
+                     attrs=", min_val: float = -1, max_val: float = 1")
+
+
+def _clamp_vjp(ctx, g):
+    x = ctx.inputs[0]
+    lo, hi = ctx.attrs["min"], ctx.attrs["max"]
+    keep = None
+    if lo is not None:
+        keep = x >= lo
+    if hi is not None:
+        keep = x <= hi if keep is None else logical_and(keep, x <= hi)
+    return (g if keep is None else g * keep,)
+
+
+CLAMP = _unary_op("clamp", "x limited to [min, max] (either bound may be None).", _clamp_vjp,
+                  anchors.saturation("outside [min, max] the gradient is exactly 0"),
+                  attrs=", min: float | None = None, max: float | None = None")
+
+ISNAN = _unary_op("isnan", "True where x is NaN.", None, _FLAT, saves=(), differentiable=False,
+                  result=_dt.bool_)
+ISINF = _unary_op("isinf", "True where x is +-inf.", None, _FLAT, saves=(), differentiable=False,
+                  result=_dt.bool_)
+LOGICAL_NOT = _unary_op("logical_not", "not x (nonzero is True).", None, _FLAT, saves=(),
+                        differentiable=False, result=_dt.bool_)
+
+# -- binary ---------------------------------------------------------------------------------------
+ADD = _binary_op("add", "a + b.", lambda ctx, g: (g, g), anchors.smooth(), saves=())
+SUB = _binary_op("sub", "a - b.", lambda ctx, g: (g, -g), anchors.smooth(), saves=())
+
+
+def _mul_vjp(ctx, g):
+    a, b = ctx.inputs
+    return (g * b if ctx.next[0] is not None else None,
+            g * a if ctx.next[1] is not None else None)
+
+
+MUL = _binary_op("mul", "a * b.", _mul_vjp, anchors.smooth("bilinear: the gradient w.r.t. one "
+                                                            "input is the other"))
+
+
+def _div_vjp(ctx, g):
+    a, b = ctx.inputs
+    ga = g / b if ctx.next[0] is not None else None
+    gb = -g * a / (b * b) if ctx.next[1] is not None else None
+    return ga, gb
+
+
+DIV = _binary_op("div", "a / b (true division: integers give float32).", _div_vjp,
+                 anchors.pole("division near 0: the result and the gradient -a/b^2 explode as b "
+                              "-> 0; add an epsilon to the denominator",
+                              region=lambda a, b: abs(b) <= 1e-12),
+                 float_result=True)
+
+
+def _pow_vjp(ctx, g):
+    a, b = ctx.inputs
+    ga = gb = None
+    if ctx.next[0] is not None:
+        ga = g * b * a ** (b - 1)
+    if ctx.next[1] is not None:
+        log_a = math.log(a) if isinstance(a, (int, float)) else where(a > 0, log(a), 0.0)
+        gb = g * ctx.out * log_a
+    return ga, gb
+
+
+POW = _binary_op("pow", "a ** b.", _pow_vjp,
+                 anchors.pole("for b < 1 the gradient b a^(b-1) explodes at a = 0; a negative base "
+                              "with a fractional exponent is NaN",
+                              region=lambda a, b: abs(a) <= 1e-12),
+                 saves=("inputs", "out"))
+
+
+def _max_min_vjp(pick):
+    def vjp(ctx, g):
+        a, b = ctx.inputs
+        chosen = pick(a, b)
+        tie = (a == b) * 0.5
+        return (g * (chosen + tie), g * (logical_not(chosen) * 1.0 - tie))
+
+    return vjp
+
+
+MAXIMUM = _binary_op("maximum", "Elementwise max(a, b); ties split the gradient equally.",
+                     _max_min_vjp(lambda a, b: a > b),
+                     anchors.kink("corner where a == b: the gradient switches inputs"))
+MINIMUM = _binary_op("minimum", "Elementwise min(a, b); ties split the gradient equally.",
+                     _max_min_vjp(lambda a, b: a < b),
+                     anchors.kink("corner where a == b: the gradient switches inputs"))
+
+_compare_doc = "Elementwise {} (a bool tensor)."
+EQ, NE, LT, LE, GT, GE = (
+    _binary_op(name, _compare_doc.format(sym), None, _FLAT, saves=(), differentiable=False,
+               result=_dt.bool_)
+    for name, sym in (("eq", "a == b"), ("ne", "a != b"), ("lt", "a < b"), ("le", "a <= b"),
+                      ("gt", "a > b"), ("ge", "a >= b")))
+LOGICAL_AND = _binary_op("logical_and", "a and b (nonzero is True).", None, _FLAT, saves=(),
+                         differentiable=False, result=_dt.bool_)
+LOGICAL_OR = _binary_op("logical_or", "a or b (nonzero is True).", None, _FLAT, saves=(),
+                        differentiable=False, result=_dt.bool_)
+
+
+def _where_meta(condition, a, b):
+    if condition.dtype is not _dt.bool_:
+        raise DTypeError(f"condition must be bool, got {condition.dtype.name}", op="where",
+                         hint="compare first, e.g. fw.where(x > 0, x, 0)")
+    shapes = [tuple(i.shape) for i in (condition, a, b) if isinstance(i, TensorSpec)]
+    return TensorSpec(broadcast_shapes(*shapes, op="where"), promote(a, b) if any(
+        isinstance(i, TensorSpec) for i in (a, b)) else _dt.default_float)
+
+
+def _where_vjp(ctx, g):
+    condition = ctx.inputs[0]
+    return (None,
+            where(condition, g, 0.0) if ctx.next[1] is not None else None,
+            where(condition, 0.0, g) if ctx.next[2] is not None else None)
+
+
+WHERE = define_op(
+    "where", family="elementwise", builtin=True,
+    doc="a where condition is True, else b (elementwise, broadcast).",
+    signature="where(condition: Tensor[bool], a: Tensor | number, b: Tensor | number) -> Tensor",
+    meta=_where_meta, vjp=_reduce_broadcast(_where_vjp), structure=Structure.BROADCAST,
+    anchor=anchors.kink("switches between a and b: the gradient of the unselected side is 0"),
+    saves=("inputs",))
+
+# -- the public functions -------------------------------------------------------------------------
+neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, square, reciprocal = map(_unary_fn, (
+    NEG, ABS, SIGN, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, SQUARE, RECIPROCAL))
+sin, cos, tanh, sigmoid, erf, relu, silu, mish, floor, ceil, round = map(_unary_fn, (
+    SIN, COS, TANH, SIGMOID, ERF, RELU, SILU, MISH, FLOOR, CEIL, ROUND))
+isnan, isinf, logical_not = map(_unary_fn, (ISNAN, ISINF, LOGICAL_NOT))
+add, sub, mul, div, pow, maximum, minimum = map(_binary_fn, (
+    ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM))
+eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
+    EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
+
+
+def leaky_relu(x, negative_slope: float = 0.01):
+    """x for x > 0, ``negative_slope * x`` otherwise."""
+    return apply(LEAKY_RELU, (x,), {"negative_slope": float(negative_slope)})
+
+
+def elu(x, alpha: float = 1.0):
+    """x for x > 0, ``alpha * (e^x - 1)`` otherwise."""
+    return apply(ELU, (x,), {"alpha": float(alpha)})
+
+
+def gelu(x, approximate: str = "none"):
+    """Gaussian error linear unit; ``approximate="tanh"`` for the tanh form."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return apply(GELU, (x,), {"approximate": approximate})
+
+
+def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
+    return apply(SOFTPLUS, (x,), {"beta": float(beta), "threshold": float(threshold)})
+
+
+def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0):
+    """x clipped to ``[min_val, max_val]``."""
+    return apply(HARDTANH, (x,), {"min_val": float(min_val), "max_val": float(max_val)})
+
+
+def clamp(x, min: float | None = None, max: float | None = None):  # noqa: A002 - torch's names
+    """x limited to ``[min, max]``; either bound may be None."""
+    if min is None and max is None:
+        raise ValueError("clamp: give at least one of min and max")
+    return apply(CLAMP, (x,), {"min": min, "max": max})
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` is True, else ``b``; a and b may be Python scalars."""
+    from ..tensor import Tensor
+
+    tensors = [t for t in (a, b) if isinstance(t, Tensor)]
+    if not tensors:
+        from .creation import full_like
+
+        a = full_like(condition, a, dtype=_dt.default_float if isinstance(a, float) or isinstance(
+            b, float) else _dt.default_int)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
+        common = _dt.PROMOTE_NUMPY[a._data.dtype, b._data.dtype]
+        a = a.to(_dt.BY_NUMPY[common])
+        b = b.to(_dt.BY_NUMPY[common])
+    return apply_where(condition, a, b)
+
+
+def apply_where(condition, a, b):
+    from ..tensor import Tensor
+    from .dispatch import finish, missing_kernel
+
+    device = condition._device
+    ref = a if isinstance(a, Tensor) else b
+    arrays = []
+    for v in (a, b):
+        if isinstance(v, Tensor):
+            if v._device is not device:
+                from .dispatch import mixed_devices
+
+                raise mixed_devices(WHERE, (condition, a, b))
+            arrays.append(v._data)
+        else:
+            arrays.append(_dt.BY_NUMPY[ref._data.dtype].numpy.type(v)
+                          if _dt.scalar_category(v) <= ref.dtype.category
+                          else v)
+    kernel = WHERE.kernels.get(device.type) or missing_kernel(WHERE, device)
+    if condition._data.dtype.kind != "b":
+        WHERE.meta(*(x if not isinstance(x, Tensor) else TensorSpec(x.shape, x.dtype)
+                     for x in (condition, a, b)))
+    try:
+        out = kernel(condition._data, *arrays)
+    except Exception as exc:
+        from .dispatch import explain_failure
+
+        raise explain_failure(WHERE, (condition, a, b), {}, exc) from exc
+    return finish(WHERE, (condition, a, b), {}, out, device)
+
+
+def _reflected(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _inplace(fn):
+    """``x.add_(y)``: compute out of place, then write into ``x``'s storage (see tensor_methods)."""
+
+    def method(self, *args, **kwargs):
+        from ..tensor_methods import assign_
+
+        return assign_(self, fn(self, *args, **kwargs))
+
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+#: Tensor methods and operators this family provides (bound by fw_core.tensor_methods)
+METHODS = {name: globals()[name] for name in __all__ if name not in ("where",)}
+METHODS.update({
+    "__neg__": neg, "__abs__": abs, "__add__": add, "__radd__": _reflected(add),
+    "__sub__": sub, "__rsub__": _reflected(sub), "__mul__": mul, "__rmul__": _reflected(mul),
+    "__truediv__": div, "__rtruediv__": _reflected(div), "__pow__": pow,
+    "__rpow__": _reflected(pow), "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le,
+    "__gt__": gt, "__ge__": ge, "__and__": logical_and, "__or__": logical_or,
+    "__invert__": logical_not, "clip": clamp, "true_divide": div, "multiply": mul,
+    "subtract": sub, "where": lambda self, condition, other: where(condition, self, other),
+})
+for _name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "sigmoid", "tanh", "exp",
+              "log", "sqrt", "neg", "abs", "floor", "ceil", "round", "square", "reciprocal"):
+    METHODS[_name + "_"] = _inplace(globals()[_name])
+METHODS.update({"__iadd__": METHODS["add_"], "__isub__": METHODS["sub_"],
+                "__imul__": METHODS["mul_"], "__itruediv__": METHODS["div_"]})

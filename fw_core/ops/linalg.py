@@ -1,0 +1,4 @@
+"""linalg ops (being written)."""
+
+__all__: list[str] = []
+METHODS: dict = {}

@@ -1,0 +1,4 @@
+"""loss ops (being written)."""
+
+__all__: list[str] = []
+METHODS: dict = {}

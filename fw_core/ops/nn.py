@@ -1,0 +1,4 @@
+"""nn ops (being written)."""
+
+__all__: list[str] = []
+METHODS: dict = {}

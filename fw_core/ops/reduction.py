@@ -1,0 +1,4 @@
+"""reduction ops (being written)."""
+
+__all__: list[str] = []
+METHODS: dict = {}

@@ -1,0 +1,48 @@
+"""Op contracts by name: the ones fw_core declares, and the live table plugins extend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..records import Anchor, OpDef, Structure, TensorSpec
+
+#: contracts fw_core itself declares; registered through the ``fw_register_ops`` hook like any
+#: plugin's (see :mod:`fw_core.builtin`)
+BUILTIN: dict[str, OpDef] = {}
+#: every op known after loading plugins: name -> contract (filled by the plugin manager)
+OPS: dict[str, OpDef] = {}
+
+
+def define_op(name: str, *, family: str, doc: str, signature: str,
+              meta: Callable[..., TensorSpec], vjp: Callable | None, structure: Structure,
+              anchor: Anchor, saves: tuple[str, ...] = (), twice_differentiable: bool = True,
+              float_result: bool = False, builtin: bool = False) -> OpDef:
+    """Build an op contract (see :class:`~fw_core.records.OpDef` for the fields).
+
+    Plugins return the result from ``fw_register_ops`` and call it with
+    :func:`fw_core.ops.dispatch.apply`. ``builtin=True`` is for fw_core's own families.
+    """
+    unknown = set(saves) - {"inputs", "out"}
+    if unknown:
+        raise ValueError(f"op {name}: saves may only name 'inputs' and 'out', got {unknown}")
+    op = OpDef(name=name, family=family, doc=doc, signature=signature, meta=meta, vjp=vjp,
+               structure=structure, anchor=anchor, saves=frozenset(saves),
+               twice_differentiable=twice_differentiable and vjp is not None,
+               float_result=float_result)
+    if builtin:
+        if name in BUILTIN:
+            raise ValueError(f"op {name} is declared twice in fw_core")
+        BUILTIN[name] = op
+    return op
+
+
+def get(name: str) -> OpDef:
+    """The contract of op ``name`` (a KeyError lists close names)."""
+    try:
+        return OPS[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, OPS, n=3)
+        raise KeyError(f"no op named {name!r}" + (f"; did you mean {close}?" if close else ""))\
+            from None

@@ -1,0 +1,4 @@
+"""shape ops (being written)."""
+
+__all__: list[str] = []
+METHODS: dict = {}

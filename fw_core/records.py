@@ -1,0 +1,224 @@
+"""The typed records plugins return from hooks, and fw_core hands back to them.
+
+One convention everywhere: a ``fw_register_*`` hook returns an iterable of one of these
+records. They are plain frozen dataclasses so a plugin author can build, print and compare them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Structure(enum.Enum):
+    """The shape of an op's Jacobian; it drives fusion grouping, gradcheck and explanations."""
+
+    ELEMENTWISE = "elementwise"  # diagonal: output i depends on input i only
+    BROADCAST = "broadcast"  # elementwise after broadcasting inputs to one shape
+    INJECTIVE = "injective"  # each output is one input element, moved (reshape, slice, gather)
+    REDUCTION = "reduction"  # outputs combine input elements along some axes
+    CONTRACTION = "contraction"  # sums of products (matmul, conv)
+    OPAQUE = "opaque"  # anything else; no structure assumed
+    NONE = "none"  # not differentiable (comparisons, creation, argmax)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where an op's local linear approximation holds, and where it breaks.
+
+    Attributes:
+        kind: "smooth", "kink", "flat", "saturation", "pole", "domain" or "temperature".
+        says: one sentence a user can act on ("gradient is 0 for x < 0: units below 0 stop learning").
+        region: optional ``fn(*inputs) -> bool Tensor`` marking inputs where the approximation
+            breaks (relu's ``x <= 0``); the debugger measures its fraction (dead units, saturation).
+    """
+
+    kind: str
+    says: str
+    region: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """What a meta rule says an output will be, before any kernel runs."""
+
+    shape: tuple[int, ...]
+    dtype: Any  # fw_core.dtypes.DType
+
+    def __str__(self) -> str:
+        return f"{self.dtype.name}[{', '.join(map(str, self.shape))}]"
+
+
+@dataclass(eq=False)
+class OpDef:
+    """An op's contract: what it computes, how shapes and gradients flow, where it breaks.
+
+    Attributes:
+        name: the op's unique name ("relu", "matmul").
+        family: "creation", "elementwise", "reduction", "shape", "linalg", "nn" or "loss".
+        doc: the maths, in one or two sentences.
+        signature: the user-facing signature, e.g. ``"relu(x: Tensor) -> Tensor"``.
+        meta: ``meta(*input_specs, **attrs) -> TensorSpec``: output shape and dtype from input
+            shapes and dtypes; raises fw errors for inputs the op cannot take.
+        vjp: ``vjp(ctx, grad) -> tuple[Tensor | None, ...]``, one gradient per tensor input,
+            written with fw ops so it runs on every device and can itself be differentiated.
+            ``ctx`` offers ``inputs``, ``out``, ``attrs`` and ``input_shapes``. None if the op is
+            not differentiable.
+        structure: the Jacobian structure (see :class:`Structure`).
+        anchor: where the local linear approximation breaks (see :class:`Anchor`).
+        saves: which values the VJP reads: a subset of {"inputs", "out"}; only those are kept.
+        twice_differentiable: whether the VJP is itself differentiable (double backward).
+        float_result: integer and bool inputs are converted to the default float dtype before
+            the kernel runs (``exp``, ``div``, ``mean``), as PyTorch does.
+    """
+
+    name: str
+    family: str
+    doc: str
+    signature: str
+    meta: Callable[..., TensorSpec]
+    vjp: Callable[..., tuple] | None
+    structure: Structure
+    anchor: Anchor
+    saves: frozenset[str] = frozenset()
+    twice_differentiable: bool = True
+    float_result: bool = False
+    kernels: dict[str, Callable] = field(default_factory=dict, repr=False)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """A device a plugin provides.
+
+    Attributes:
+        name: device type ("cpu", "cuda"); tensors say ``device="cuda:1"`` for index 1.
+        xp: the device's array namespace (``numpy``, ``cupy``): kernels written once against
+            ``xp`` run on every device whose namespace follows the NumPy API.
+        array_type: the raw array class of the device (``numpy.ndarray``).
+        from_numpy: ``fn(array: numpy.ndarray, index: int) -> device array``.
+        to_numpy: ``fn(device_array) -> numpy.ndarray``.
+        unavailable_reason: ``fn() -> str | None``: None when usable, else why not
+            (no driver, no device); called once at load.
+        synchronize: ``fn(index) -> None``: wait for queued work (no-op on synchronous devices).
+        count: ``fn() -> int``: how many devices of this type exist.
+        description: one line for ``fw plugins``.
+    """
+
+    name: str
+    xp: Any
+    array_type: type
+    from_numpy: Callable[[Any, int], Any]
+    to_numpy: Callable[[Any], Any]
+    unavailable_reason: Callable[[], str | None] = lambda: None
+    synchronize: Callable[[int], None] = lambda index: None
+    count: Callable[[], int] = lambda: 1
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel: the raw-array implementation of one op on one device.
+
+    ``fn`` takes the op's input arrays positionally and its attributes as keywords, and returns a
+    raw array of the device. It knows nothing of Tensor or autograd.
+
+    Attributes:
+        op: the op's name.
+        device: the device type it runs on.
+        fn: the kernel.
+        dtypes: names of the dtypes it handles (None: all the op accepts). Other dtypes raise
+            a DTypeError naming the kernel's plugin.
+        priority: when two plugins register the same (op, device), the higher priority wins;
+            equal priorities are a conflict reported against the later plugin.
+    """
+
+    op: str
+    device: str
+    fn: Callable
+    dtypes: frozenset[str] | None = None
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    """A way to fuse a pattern of ops on a device into one generated kernel.
+
+    Attributes:
+        name: unique rule name ("elementwise_chain").
+        device: the device type whose code generator this is.
+        structures: the Jacobian structures it fuses (the grouping fw_core does is by structure).
+        generate: ``fn(group) -> callable``: build a kernel for a group of graph nodes.
+        priority: higher rules are tried first.
+    """
+
+    name: str
+    device: str
+    structures: frozenset[Structure]
+    generate: Callable[[Any], Callable]
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """How a device's memory pool recycles and releases buffers.
+
+    Attributes:
+        name: policy name ("default", "low_memory").
+        device: the device type it applies to.
+        size_classes: allocation sizes in bytes the pool rounds up to (sorted).
+        release_order: lifecycle tags in the order they are released under pressure
+            (debug captures first).
+        limit_bytes: pressure threshold, None for no limit.
+    """
+
+    name: str
+    device: str
+    size_classes: tuple[int, ...] = ()
+    release_order: tuple[str, ...] = ("debug", "cache", "temporary")
+    limit_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class OpEvent:
+    """What an inspector sees of one op run (only built when an inspector is active)."""
+
+    op: OpDef
+    inputs: tuple
+    output: Any
+    module: str
+    phase: str  # "forward" or "backward"
+
+
+@dataclass(frozen=True)
+class Inspector:
+    """An observer of execution. Registered at load, called only while active.
+
+    Attributes:
+        name: unique name ("fw_debugger.anomaly").
+        on_op: ``fn(event: OpEvent) -> None``, after every op run (forward and backward).
+        on_backward: ``fn(roots: list) -> None``, when a backward pass starts.
+        active: whether it is called from the start; tools usually switch it on in a context
+            (``fw.inspect.activate(name)``).
+    """
+
+    name: str
+    on_op: Callable[[OpEvent], None] | None = None
+    on_backward: Callable[[list], None] | None = None
+    active: bool = False
+
+
+@dataclass(frozen=True)
+class PluginConfig:
+    """What ``fw_configure`` receives once every plugin has registered."""
+
+    plugins: tuple[str, ...]
+    devices: tuple[str, ...]
+    ops: tuple[str, ...]
+
+
+Records = Iterable  # hooks return Iterable[<record>]

@@ -1,0 +1,21 @@
+"""Kernels by op family, each written once against an array namespace ``xp``.
+
+Each family module exposes ``kernels(xp, special) -> dict[op name, callable]``; ``special`` is
+the namespace with ``erf`` and ``expit`` (``scipy.special`` on the CPU, ``cupyx.scipy.special``
+on CUDA). A device plugin for another NumPy-like namespace reuses them by calling
+:func:`all_kernels` with its own namespaces.
+"""
+
+from __future__ import annotations
+
+from . import creation, elementwise, linalg, loss, nn, reduction, shape
+
+FAMILIES = (creation, elementwise, reduction, shape, linalg, nn, loss)
+
+
+def all_kernels(xp, special) -> dict:
+    """Every family's kernels for namespace ``xp``: {op name: kernel}."""
+    table: dict = {}
+    for family in FAMILIES:
+        table.update(family.kernels(xp, special))
+    return table

@@ -1,0 +1,82 @@
+"""Elementwise kernels: mostly the namespace's own ufuncs, used directly (no wrapper call)."""
+
+from __future__ import annotations
+
+import math
+
+
+def kernels(xp, special) -> dict:
+    zeros = {}  # a 0-d zero per dtype: maximum(x, array) is ~3x faster than with a Python 0
+
+    def relu(x):
+        zero = zeros.get(x.dtype)
+        if zero is None:
+            zero = zeros[x.dtype] = xp.zeros((), dtype=x.dtype)
+        return xp.maximum(x, zero)
+
+    def rsqrt(x):
+        out = xp.sqrt(x)
+        return xp.divide(1, out, out=out)
+
+    def silu(x):
+        return x * special.expit(x)
+
+    def softplus(x, beta, threshold):
+        scaled = x * beta
+        soft = xp.logaddexp(0, scaled) / beta
+        return xp.where(scaled > threshold, x, soft).astype(x.dtype, copy=False)
+
+    def mish(x):
+        return x * xp.tanh(xp.logaddexp(0, x)).astype(x.dtype, copy=False)
+
+    def leaky_relu(x, negative_slope):
+        return xp.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+    def elu(x, alpha):
+        return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)) * alpha).astype(x.dtype, copy=False)
+
+    def gelu(x, approximate):
+        if approximate == "tanh":
+            inner = (x + 0.044715 * x * x * x) * math.sqrt(2 / math.pi)
+            return (0.5 * x * (1 + xp.tanh(inner))).astype(x.dtype, copy=False)
+        return (0.5 * x * (1 + special.erf(x * (1 / math.sqrt(2))))).astype(x.dtype, copy=False)
+
+    def hardtanh(x, min_val, max_val):
+        return xp.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+
+    def clamp(x, min, max):  # noqa: A002 - the op's attribute names
+        return xp.clip(x, min, max).astype(x.dtype, copy=False)
+
+    def where(condition, a, b):
+        return xp.where(condition, a, b)
+
+    def sigmoid(x):
+        return special.expit(x)
+
+    def erf(x):
+        return special.erf(x)
+
+    return {
+        "neg": xp.negative, "abs": xp.abs, "sign": xp.sign, "exp": xp.exp, "log": xp.log,
+        "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt, "rsqrt": rsqrt,
+        "square": xp.square, "reciprocal": xp.reciprocal, "sin": xp.sin, "cos": xp.cos,
+        "tanh": xp.tanh, "sigmoid": sigmoid, "erf": erf, "relu": relu, "silu": silu,
+        "mish": mish, "softplus": softplus, "leaky_relu": leaky_relu, "elu": elu, "gelu": gelu,
+        "hardtanh": hardtanh, "clamp": clamp, "floor": xp.floor, "ceil": xp.ceil,
+        "round": xp.round, "isnan": xp.isnan, "isinf": xp.isinf,
+        "logical_not": xp.logical_not, "add": xp.add, "sub": xp.subtract, "mul": xp.multiply,
+        "div": xp.true_divide, "pow": xp.power, "maximum": xp.maximum, "minimum": xp.minimum,
+        "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
+        "gt": xp.greater, "ge": xp.greater_equal, "logical_and": xp.logical_and,
+        "logical_or": xp.logical_or, "where": where,
+        "broadcast_to": lambda x, shape: xp.broadcast_to(x, shape),
+        "sum_to": lambda x, shape: _sum_to(xp, x, shape),
+    }
+
+
+def _sum_to(xp, x, shape):
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and x.shape[lead + i] != 1)
+    out = x.sum(axis=axes, keepdims=True) if axes else x
+    return out.reshape(shape)

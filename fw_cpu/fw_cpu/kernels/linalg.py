@@ -1,0 +1,5 @@
+"""linalg kernels (being written)."""
+
+
+def kernels(xp, special) -> dict:
+    return {}

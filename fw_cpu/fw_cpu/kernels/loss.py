@@ -1,0 +1,5 @@
+"""loss kernels (being written)."""
+
+
+def kernels(xp, special) -> dict:
+    return {}

@@ -1,0 +1,5 @@
+"""nn kernels (being written)."""
+
+
+def kernels(xp, special) -> dict:
+    return {}

@@ -1,0 +1,5 @@
+"""reduction kernels (being written)."""
+
+
+def kernels(xp, special) -> dict:
+    return {}

@@ -1,0 +1,5 @@
+"""shape kernels (being written)."""
+
+
+def kernels(xp, special) -> dict:
+    return {}

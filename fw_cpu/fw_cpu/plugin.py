@@ -1,0 +1,36 @@
+"""The fw_cpu plugin: registers the ``cpu`` device and its kernels through the fw hooks."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special
+
+from fw_core import hookimpl
+from fw_core.records import KernelSpec, MemoryPolicy
+
+from .device import CPU
+from .kernels import all_kernels
+
+
+@hookimpl
+def fw_register_devices():
+    return [CPU]
+
+
+@hookimpl
+def fw_register_kernels():
+    return [KernelSpec(op=name, device="cpu", fn=fn)
+            for name, fn in all_kernels(np, scipy.special).items()]
+
+
+@hookimpl
+def fw_register_memory_policies():
+    # Host memory: NumPy's allocator already recycles small blocks; release debug captures first.
+    return [MemoryPolicy(name="default", device="cpu",
+                         release_order=("debug", "cache", "temporary"))]
+
+
+@hookimpl
+def fw_configure(config):
+    # Like PyTorch, produce inf/nan silently; fw_debugger.detect_anomaly() says where they arise.
+    np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
