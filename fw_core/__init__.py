@@ -17,6 +17,7 @@ from .autograd import (  # noqa: E402
 )
 from . import autograd  # noqa: E402
 from .device import Device  # noqa: E402
+from .device import available as available_devices  # noqa: E402
 from .device import get as device  # noqa: E402
 from .dtypes import (  # noqa: E402
     DType,
@@ -32,6 +33,7 @@ from .dtypes import (  # noqa: E402
 from .ops import OPS, define_op  # noqa: E402
 from . import ops  # noqa: E402
 from .ops.broadcast import *  # noqa: E402,F403
+from .ops.conv import *  # noqa: E402,F403
 from .ops.creation import *  # noqa: E402,F403
 from .ops.elementwise import *  # noqa: E402,F403
 from .ops.linalg import *  # noqa: E402,F403

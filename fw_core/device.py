@@ -102,3 +102,8 @@ def get(spec) -> Device:
     registry._interned[spec] = device
     registry._interned[str(device)] = device
     return device
+
+
+def available() -> list[str]:
+    """Device types of loaded plugins that are usable here ("cpu", and "cuda" with a GPU)."""
+    return [name for name in registry.specs if name not in registry.unavailable]

@@ -74,12 +74,12 @@ def activated(name_or_inspector):
         deactivate(inspector)
 
 
-def notify_op(op, inputs, output) -> None:
-    _notify(OpEvent(op, inputs, output, state.module_path, "forward"))
+def notify_op(op, inputs, attrs, output) -> None:
+    _notify(OpEvent(op, inputs, output, state.module_path, "forward", attrs))
 
 
 def notify_backward(node, grad, input_grads) -> None:
-    _notify(OpEvent(node.op, (grad,), input_grads, node.module, "backward"))
+    _notify(OpEvent(node.op, (grad,), input_grads, node.module, "backward", node.attrs))
 
 
 def _notify(event: OpEvent) -> None:

@@ -192,6 +192,7 @@ class OpEvent:
     output: Any
     module: str
     phase: str  # "forward" or "backward"
+    attrs: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -21,31 +21,28 @@ def _outputs(out):
 
 def numerical_jacobian(fn, inputs, eps: float = 1e-6):
     """d(flattened outputs)/d(flattened input) per differentiable input, by central differences."""
-    from .grad_mode import no_grad
-
     inputs = _inputs(inputs)
     jacobians = []
-    with no_grad():
-        for t in inputs:
-            if not getattr(t, "requires_grad", False):
-                jacobians.append(None)
-                continue
-            flat = t._data.reshape(-1)  # a view: perturbs t in place
-            host_cols = []
-            for i in range(flat.size):
-                original = flat[i].item()
-                flat[i] = original + eps
-                plus = [np.asarray(o.__array__(), dtype=np.float64).ravel()
-                        for o in _outputs(fn(*inputs))]
-                flat[i] = original - eps
-                minus = [np.asarray(o.__array__(), dtype=np.float64).ravel()
-                         for o in _outputs(fn(*inputs))]
-                flat[i] = original
-                host_cols.append(np.concatenate([(p - m) / (2 * eps)
-                                                 for p, m in zip(plus, minus)]))
-            n_out = sum(o.numel() for o in _outputs(fn(*inputs)))
-            jacobians.append(np.stack(host_cols, axis=1) if host_cols
-                             else np.zeros((n_out, 0)))
+    for t in inputs:
+        if not getattr(t, "requires_grad", False):
+            jacobians.append(None)
+            continue
+        flat = t._data.reshape(-1)  # a view: perturbs t in place
+        host_cols = []
+        for i in range(flat.size):
+            original = flat[i].item()
+            flat[i] = original + eps
+            plus = [np.asarray(o.__array__(), dtype=np.float64).ravel()
+                    for o in _outputs(fn(*inputs))]
+            flat[i] = original - eps
+            minus = [np.asarray(o.__array__(), dtype=np.float64).ravel()
+                     for o in _outputs(fn(*inputs))]
+            flat[i] = original
+            host_cols.append(np.concatenate([(p - m) / (2 * eps)
+                                             for p, m in zip(plus, minus)]))
+        n_out = sum(o.numel() for o in _outputs(fn(*inputs)))
+        jacobians.append(np.stack(host_cols, axis=1) if host_cols
+                         else np.zeros((n_out, 0)))
     return jacobians
 
 

@@ -64,7 +64,7 @@ def finish(op, inputs: tuple, attrs: dict, out, device) -> Tensor:
     if state.inspecting:
         from ..inspect import notify_op
 
-        notify_op(op, inputs, result)
+        notify_op(op, inputs, attrs, result)
     return result
 
 

@@ -8,9 +8,9 @@ on CUDA). A device plugin for another NumPy-like namespace reuses them by callin
 
 from __future__ import annotations
 
-from . import creation, elementwise, linalg, loss, nn, reduction, shape
+from . import conv, creation, elementwise, linalg, loss, nn, reduction, shape
 
-FAMILIES = (creation, elementwise, reduction, shape, linalg, nn, loss)
+FAMILIES = (creation, elementwise, reduction, shape, linalg, conv, nn, loss)
 
 
 def all_kernels(xp, special) -> dict:

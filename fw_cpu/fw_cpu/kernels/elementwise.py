@@ -15,11 +15,10 @@ def kernels(xp, special) -> dict:
         return xp.maximum(x, zero)
 
     def rsqrt(x):
-        out = xp.sqrt(x)
-        return xp.divide(1, out, out=out)
+        return xp.reciprocal(xp.sqrt(x))
 
     def silu(x):
-        return x * special.expit(x)
+        return x * special.expit(x).astype(x.dtype, copy=False)
 
     def softplus(x, beta, threshold):
         scaled = x * beta
@@ -51,10 +50,10 @@ def kernels(xp, special) -> dict:
         return xp.where(condition, a, b)
 
     def sigmoid(x):
-        return special.expit(x)
+        return special.expit(x).astype(x.dtype, copy=False)
 
     def erf(x):
-        return special.erf(x)
+        return special.erf(x).astype(x.dtype, copy=False)
 
     return {
         "neg": xp.negative, "abs": xp.abs, "sign": xp.sign, "exp": xp.exp, "log": xp.log,

@@ -1,0 +1,4 @@
+"""conv ops (being written)."""
+
+__all__: list[str] = []
+METHODS: dict = {}

@@ -1,0 +1,1 @@
+"""Test machinery shipped with fw, so device plugins can run fw's own suites against themselves."""

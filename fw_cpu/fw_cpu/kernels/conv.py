@@ -1,0 +1,5 @@
+"""conv kernels (being written)."""
+
+
+def kernels(xp, special) -> dict:
+    return {}

@@ -1,0 +1,6 @@
+"""Op cases by family; each module exports ``CASES``."""
+
+from . import conv, creation, elementwise, linalg, loss, nn, reduction, shape
+
+ALL = [c for family in (creation, elementwise, reduction, shape, linalg, conv, nn, loss)
+       for c in family.CASES]

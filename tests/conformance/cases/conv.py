@@ -1,0 +1,3 @@
+"""conv op cases (being written)."""
+
+CASES: list = []

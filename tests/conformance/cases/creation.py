@@ -1,0 +1,3 @@
+"""creation op cases (being written)."""
+
+CASES: list = []

@@ -1,0 +1,3 @@
+"""linalg op cases (being written)."""
+
+CASES: list = []

@@ -1,0 +1,3 @@
+"""loss op cases (being written)."""
+
+CASES: list = []

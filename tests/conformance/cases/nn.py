@@ -1,0 +1,3 @@
+"""nn op cases (being written)."""
+
+CASES: list = []

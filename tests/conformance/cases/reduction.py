@@ -1,0 +1,3 @@
+"""reduction op cases (being written)."""
+
+CASES: list = []

@@ -1,0 +1,3 @@
+"""shape op cases (being written)."""
+
+CASES: list = []
