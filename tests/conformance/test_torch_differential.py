@@ -1,0 +1,33 @@
+"""Every op case against PyTorch 2.13 on the CPU: values, and gradients for a random cotangent."""
+
+import pytest
+
+import fw_core as fw
+from fw_core.testing import conformance as cf
+
+from .cases import ALL
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize("case", [c for c in ALL if c.torch is not None], ids=lambda c: c.id)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_matches_torch(case, dtype):
+    if dtype not in case.dtypes and not (dtype == "float64" and case.grad):
+        pytest.skip(f"{case.id} does not run in {dtype}")
+    cf.check_torch(fw, torch, case, dtype)
+
+
+def test_every_op_has_a_torch_differential_case():
+    """Ops that torch has an equivalent for are compared; the rest are listed with a reason."""
+    without_torch_equivalent = {
+        "sum_to": "fw's internal inverse of broadcasting (torch has no public op)",
+        "cast": "covered by Tensor.to tests (torch's .to has no op of its own)",
+        "to_device": "only one device here; device transfers are tested directly",
+        "clone": "identity copy, tested in test_tensor",
+    }
+    covered = {c.op for c in ALL if c.torch is not None}
+    missing = sorted(set(fw.OPS) - covered - set(without_torch_equivalent)
+                     - {n for n, op in fw.OPS.items() if op.family == "creation"})
+    assert not missing, f"ops with no torch differential case: {missing}"

@@ -1,0 +1,56 @@
+"""Errors name the op, the module path, what arrived, and a fix."""
+
+import pytest
+
+import fw_core as fw
+from fw_core._state import state
+from fw_core.errors import DeviceError, FwError, ShapeError, UnsupportedError
+
+
+def test_broadcast_error_names_op_shapes_module_and_fix():
+    state.module_path = "encoder.layers.1.ffn"
+    try:
+        with pytest.raises(ShapeError) as info:
+            fw.ones(3, 4) + fw.ones(5)
+    finally:
+        state.module_path = ""
+    text = str(info.value)
+    assert text.startswith("add:")
+    assert "(3, 4)" in text and "(5,)" in text
+    assert "in module: encoder.layers.1.ffn" in text
+    assert "float32[3, 4] on cpu" in text
+    assert "fix:" in text
+
+
+def test_errors_are_also_builtin_exceptions():
+    with pytest.raises(ValueError):
+        fw.ones(2) * fw.ones(3)
+    assert issubclass(fw.errors.DTypeError, TypeError)
+    assert issubclass(fw.errors.UnsupportedError, NotImplementedError)
+
+
+def test_non_tensor_argument_says_to_wrap_it():
+    with pytest.raises(FwError, match=r"fw.tensor"):
+        fw.exp([1.0, 2.0])
+
+
+def test_unknown_device_names_the_plugins_to_install():
+    with pytest.raises(DeviceError, match="pip install fw-cuda"):
+        fw.zeros(2, device="cuda")
+
+
+def test_op_without_kernel_on_device_is_unsupported_with_hint():
+    from fw_core.ops.dispatch import apply
+    from fw_core.ops.registry import define_op
+    from fw_core.records import Structure
+
+    op = define_op("kernel_less_for_test", family="elementwise", doc="no kernels",
+                   signature="f(x)", meta=fw.ops.get("neg").meta, vjp=None,
+                   structure=Structure.NONE, anchor=fw.ops.get("neg").anchor)
+    with pytest.raises(UnsupportedError, match="no kernel for kernel_less_for_test"):
+        apply(op, (fw.ones(2),))
+
+
+def test_where_condition_must_be_bool():
+    with pytest.raises(fw.errors.DTypeError, match="condition must be bool"):
+        fw.where(fw.ones(2), fw.ones(2), fw.zeros(2))
