@@ -66,3 +66,12 @@ class UnsupportedError(FwError, NotImplementedError):
 
 class KernelError(FwError, RuntimeError):
     """A kernel failed on inputs its op's meta rule accepted: a bug in a plugin's kernel."""
+
+
+class StateDictError(FwError, RuntimeError):
+    """A state dict that does not fit a module or optimizer (missing, unexpected or mis-shaped
+    entries)."""
+
+
+class CheckpointError(FwError, OSError):
+    """A checkpoint file that is missing, truncated, corrupt or from another model."""

@@ -228,6 +228,12 @@ def load() -> list[PluginInfo]:
                   "match the hook signatures in fw_core/hookspecs.py (docs/plugins.md), or block "
                   f"it with FW_DISABLE_PLUGINS={name}")
             continue
+        except ValueError:  # pluggy: this module is already registered under another name
+            other = pm.get_name(module)
+            _fail(info_, f"its module {getattr(module, '__name__', module)} is already loaded "
+                  f"as plugin {other}", f"uninstall one of the two distributions ({dist_name}, "
+                  f"{infos[other].distribution}), or block it with FW_DISABLE_PLUGINS={name}")
+            continue
         unknown = [c.name for c in pm.get_hookcallers(module) or () if not c.has_spec()]
         if unknown:
             pm.unregister(module)
@@ -238,6 +244,9 @@ def load() -> list[PluginInfo]:
 
     records = _collect(pm, modules, infos)
     _freeze(records, infos)
+    for name, module in modules.items():  # plugins failed by a conflict get no fw_configure
+        if infos[name].state == FAILED and pm.is_registered(module):
+            pm.unregister(module)
     _tables.infos, _tables.manager = infos, pm
     _configure(pm, infos)
     return list(infos.values())
@@ -378,8 +387,8 @@ def _first_conflict(records):
                 key = (family, key_of(record))
                 if key in seen and seen[key][0] != name:
                     return (name, f"{family[:-1]} {key[1]!r} is already registered by plugin "
-                            f"{seen[key][0]}", f"rename it, or block one of the two with "
-                            f"FW_DISABLE_PLUGINS")
+                            f"{seen[key][0]}", "rename it, or block one of the two with "
+                            "FW_DISABLE_PLUGINS")
                 seen[key] = (name, 0)
         for spec in mine["kernels"]:
             key = ("kernel", spec.op, spec.device)

@@ -52,7 +52,6 @@ def analytical_jacobian(fn, inputs, create_graph=False):
     from .engine import grad
 
     inputs = _inputs(inputs)
-    outputs = [o for o in _outputs(fn(*inputs)) if o.requires_grad]
     wanted = [t for t in inputs if getattr(t, "requires_grad", False)]
     n_out = sum(o.numel() for o in _outputs(fn(*inputs)))
     rows = {id(t): np.zeros((n_out, t.numel())) for t in wanted}

@@ -217,6 +217,7 @@ def explain_failure(op, inputs, attrs, exc) -> FwError:
     """Turn a kernel's exception into the meta rule's error, or a KernelError if the meta rule
     accepts the inputs (then the kernel is at fault)."""
     module = state.module_path or None
+    meta_note = ""
     try:
         op.meta(*(spec_of(t) for t in inputs), **attrs)
     except FwError as err:
@@ -224,12 +225,12 @@ def explain_failure(op, inputs, attrs, exc) -> FwError:
         err.module = err.module or module
         err.inputs = err.inputs or describe(inputs)
         return err
-    except Exception:  # the meta rule itself failed: report the kernel's error below
-        pass
+    except Exception as meta_exc:  # a broken meta rule: say so next to the kernel's error
+        meta_note = f" (the meta rule failed too: {type(meta_exc).__name__}: {meta_exc})"
     from .. import plugins
 
     return KernelError(
-        f"kernel failed: {type(exc).__name__}: {exc}",
+        f"kernel failed: {type(exc).__name__}: {exc}{meta_note}",
         op=op.name, module=module, inputs=describe(inputs),
         hint=f"this looks like a bug in plugin {plugins.kernel_owner(op.name, inputs)}; "
         "report it with the shapes above",
