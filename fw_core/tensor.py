@@ -272,8 +272,35 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
+    # -- copying and pickling (leaves only: a graph is not data) -------------------------------
+    def __deepcopy__(self, memo) -> Tensor:
+        if self._node is not None:
+            raise AutogradError("only leaf tensors can be deep-copied",
+                                hint="deep-copy t.detach() (or t.clone().detach())")
+        t = Tensor._wrap(self._data.copy(), self._device, self._op, self._module)
+        t.__class__ = self.__class__
+        t.requires_grad = self.requires_grad
+        memo[id(self)] = t
+        if self.grad is not None:
+            t.grad = self.grad.__deepcopy__(memo)
+        return t
+
+    def __reduce_ex__(self, protocol):
+        values = np.array(self._device.spec.to_numpy(self._data))
+        return (_rebuild, (type(self), values, str(self._device), self.requires_grad))
+
     def cuda(self, index: int = 0) -> Tensor:
         return self.to(f"cuda:{index}")
+
+
+def _rebuild(cls, values, device, requires_grad) -> Tensor:
+    from .ops.creation import tensor
+
+    t = tensor(values, device=device)
+    t.__class__ = cls
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 class _HookHandle:
