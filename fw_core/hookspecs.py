@@ -53,9 +53,10 @@ def fw_register_devices() -> Iterable[DeviceSpec]:
 def fw_register_kernels() -> Iterable[KernelSpec]:
     """Register kernels: raw-array implementations of ops on devices.
 
-    Called after ops and devices, so each kernel's op and device must exist (else the plugin
-    fails with the unknown name). For one (op, device), the highest ``priority`` wins; two
-    kernels with equal priority from different plugins fail the later plugin, naming both.
+    Called after ops and devices. A kernel whose op or device is not loaded is ignored with a
+    note in ``fw plugins`` (the plugin still loads), so a device plugin can ship kernels for the
+    ops of optional plugins. For one (op, device), the highest ``priority`` wins; two kernels
+    with equal priority from different plugins fail the later plugin, naming both.
     """
 
 

@@ -244,12 +244,24 @@ def load() -> list[PluginInfo]:
 
     records = _collect(pm, modules, infos)
     _freeze(records, infos)
-    for name, module in modules.items():  # plugins failed by a conflict get no fw_configure
-        if infos[name].state == FAILED and pm.is_registered(module):
-            pm.unregister(module)
+    _forget_failed(pm, modules, records, infos)  # failed by a conflict: no fw_configure
     _tables.infos, _tables.manager = infos, pm
     _configure(pm, infos)
+    if _forget_failed(pm, modules, records, infos):  # failed in fw_configure: drop its records
+        _freeze(records, infos)
     return list(infos.values())
+
+
+def _forget_failed(pm, modules, records, infos) -> bool:
+    """Unregister failed plugins and drop their records; True if any records were dropped."""
+    dropped = False
+    for name, module in modules.items():
+        if infos[name].state == FAILED:
+            if pm.is_registered(module):
+                pm.unregister(module)
+            infos[name].provides = {}
+            dropped |= records.pop(name, None) is not None
+    return dropped
 
 
 def _fail(info_: PluginInfo, reason: str, fix: str) -> None:
@@ -316,6 +328,7 @@ def _freeze(records, infos) -> None:
     chosen: dict[tuple[str, str], tuple[KernelSpec, str]] = {}
     _tables.dispatch_notes = {}
     for name, mine in records.items():
+        infos[name].notes.clear()  # this freeze's notes only (load may freeze twice)
         for spec in mine["kernels"]:
             if spec.op not in ops or spec.device not in devices:
                 missing = "op" if spec.op not in ops else "device"

@@ -13,6 +13,12 @@ from .device import Device
 from .errors import AutogradError, FwError, UnsupportedError
 
 _new = object.__new__
+#: NumPy ufunc name -> the Tensor operator that implements it (for ``ndarray + tensor``)
+_NUMPY_OPERATORS = {
+    "add": "__add__", "subtract": "__sub__", "multiply": "__mul__", "true_divide": "__truediv__",
+    "power": "__pow__", "matmul": "__matmul__", "equal": "__eq__", "not_equal": "__ne__",
+    "less": "__lt__", "less_equal": "__le__", "greater": "__gt__", "greater_equal": "__ge__",
+}
 
 
 class Tensor:
@@ -26,8 +32,6 @@ class Tensor:
     __slots__ = ("_data", "_device", "requires_grad", "grad", "_node", "_vc", "_hooks",
                  "_op", "_module", "__weakref__")
 
-    # Let our reflected operators win over NumPy's when a NumPy array is on the left.
-    __array_priority__ = 1000
 
     @staticmethod
     def _wrap(data, device: Device, op=None, module: str = "") -> Tensor:
@@ -124,6 +128,19 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         values = np.asarray(self._device.spec.to_numpy(self._data))
         return values if dtype is None else values.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy ufuncs meeting a tensor: ``array + tensor`` is fw's op and gives a tensor;
+        other ufuncs (``np.exp(t)``) compute on the values and return NumPy arrays."""
+        operator = _NUMPY_OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and not kwargs and operator and len(inputs) == 2:
+            from .ops.creation import as_tensor
+
+            a, b = (x if isinstance(x, Tensor) else as_tensor(np.asarray(x), device=self._device)
+                    for x in inputs)
+            return getattr(a, operator)(b)
+        values = [np.asarray(x.__array__()) if isinstance(x, Tensor) else x for x in inputs]
+        return getattr(ufunc, method)(*values, **kwargs)
 
     def item(self):
         """The value of a one-element tensor as a Python number."""

@@ -22,6 +22,16 @@ def _check_writable(x: Tensor, what: str) -> None:
         )
 
 
+def _check_storage_writeable(x: Tensor) -> None:
+    flags = getattr(x._data, "flags", None)
+    if not getattr(flags, "writeable", True):
+        raise AutogradError(
+            f"cannot write in place into a tensor of shape {tuple(x.shape)}: its storage is a "
+            "read-only broadcast view (from expand/broadcast_to)",
+            hint="make it writable first: x = x.clone() (or x.contiguous())",
+        )
+
+
 def bump_version(x: Tensor) -> None:
     """Mark ``x``'s storage as modified (shared with its views)."""
     if x._vc is None:
@@ -36,6 +46,7 @@ def assign_(x: Tensor, value) -> Tensor:
     source = value._data if isinstance(value, Tensor) else value
     if isinstance(value, Tensor) and value._device is not x._device:
         source = value.to(x._device)._data
+    _check_storage_writeable(x)
     try:
         x._device.xp.copyto(x._data, source, casting="unsafe")
     except ValueError:
@@ -49,6 +60,7 @@ def assign_(x: Tensor, value) -> Tensor:
 
 def _setitem(x: Tensor, index, value) -> None:
     _check_writable(x, "item assignment")
+    _check_storage_writeable(x)
     from .ops.shape import normalize_index
 
     index = normalize_index(index, x)

@@ -182,7 +182,11 @@ def _call_vjp(node, g):
                             module=node.module or None,
                             hint="detach() its inputs, or use a differentiable formulation")
     node._check_alive()
-    grads = op.vjp(node, g)
+    previous, state.module_path = state.module_path, node.module
+    try:  # ops the VJP runs are attributed to the module whose forward recorded the node
+        grads = op.vjp(node, g)
+    finally:
+        state.module_path = previous
     if len(grads) != len(node.next):
         raise AutogradError(f"VJP returned {len(grads)} gradients for {len(node.next)} inputs",
                             op=op.name, hint="return one gradient (or None) per input")
@@ -220,7 +224,14 @@ def _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered):
         return
     if not create_graph:
         g = g.detach()
-        if id(g._data) in delivered:
+        if id(g._data) in delivered or not _writeable(g._data):
             g = g.clone()
     delivered.add(id(g._data))
     leaf.grad = g
+
+
+def _writeable(array) -> bool:
+    """False for read-only storage (a broadcast view): such a .grad could not be updated in
+    place by an optimizer or clip_grad_norm_."""
+    flags = getattr(array, "flags", None)
+    return getattr(flags, "writeable", True)

@@ -116,7 +116,7 @@ def gradgradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float
     inputs = _inputs(inputs)
     wanted = [t for t in inputs if getattr(t, "requires_grad", False)]
     rng = np.random.default_rng(seed)
-    cotangents = [tensor(rng.standard_normal(o.shape), dtype="float64")
+    cotangents = [tensor(rng.standard_normal(o.shape), dtype="float64", device=o.device)
                   for o in _outputs(fn(*inputs))]
 
     def first_derivative(*xs):

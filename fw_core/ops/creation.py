@@ -122,6 +122,8 @@ def _host_array(data, dtype: _dt.DType | None) -> np.ndarray:
     elif isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         array = np.array([np.asarray(d.__array__()) if isinstance(d, Tensor) else d
                           for d in data])
+    elif dtype is not None:
+        array = np.asarray(data, dtype=dtype.numpy)
     else:
         array = np.asarray(data)
         if array.dtype == np.float64 and not isinstance(data, (np.ndarray, np.generic)):

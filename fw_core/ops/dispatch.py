@@ -184,8 +184,8 @@ def missing_kernel(op, device):
     back = device.spec.from_numpy
 
     def fallback(*arrays, **attrs):
-        if op.name not in _reported_fallbacks:
-            _reported_fallbacks.add(op.name)
+        if (op.name, device.type) not in _reported_fallbacks:
+            _reported_fallbacks.add((op.name, device.type))
             warnings.warn(f"{op.name} has no kernel on {device.type}; running it on the CPU "
                           "with transfers (reported once)", FallbackWarning, stacklevel=4)
         host = [to_numpy(a) if a.__class__ is device.array_type else a for a in arrays]

@@ -1,0 +1,287 @@
+"""Datasets: what a DataLoader reads from.
+
+A map-style :class:`Dataset` answers ``len(ds)`` and ``ds[i]``; an :class:`IterableDataset`
+yields samples in order. :class:`TensorDataset` slices tensors along their first dimension;
+:class:`Subset`, :class:`ConcatDataset` and :func:`random_split` combine datasets without
+copying samples.
+
+A map-style dataset may also define ``get_batch(indices)``: the batch that
+:func:`fw_core.data.default_collate` would build from ``[ds[i] for i in indices]``, computed in
+one step (one gather instead of one small tensor per sample). The loader uses it whenever the
+collate function is the default; returning ``None`` means "no fast path here".
+"""
+
+from __future__ import annotations
+
+__all__ = ["ArrayDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
+           "TensorDataset", "random_split"]
+
+import bisect
+import math
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import random as _random
+from ..errors import ShapeError, UnsupportedError
+from ..ops import shape as _shape
+from ..ops.creation import as_tensor, tensor
+from ..tensor import Tensor
+from .errors import DataError, DataIndexError, UnsizedError
+
+
+def check_index(index, length: int, owner) -> int:
+    """``index`` as a non-negative int below ``length``; negative indices count from the end."""
+    if not isinstance(index, numbers.Integral):
+        raise DataError(f"{type(owner).__name__} indices must be integers, got "
+                        f"{type(index).__name__} {index!r}",
+                        hint="index one sample at a time: ds[3]; use Subset for a selection")
+    index = int(index)
+    if not -length <= index < length:
+        raise DataIndexError(f"index {index} is out of range for {type(owner).__name__} of "
+                             f"length {length}", hint=f"use an index in [-{length}, {length})")
+    return index + length if index < 0 else index
+
+
+def check_indices(indices: Sequence[int], length: int, owner) -> np.ndarray:
+    """``indices`` as a non-negative int64 array; the first bad one raises as in check_index."""
+    rows = np.asarray(indices, dtype=np.int64)
+    bad = (rows < -length) | (rows >= length)
+    if bad.any():
+        check_index(int(rows[bad][0]), length, owner)
+    return rows % max(length, 1)
+
+
+class Dataset:
+    """A map-style dataset: subclasses define ``__len__`` and ``__getitem__(index)``.
+
+    ``a + b`` concatenates two datasets (a :class:`ConcatDataset`).
+
+    >>> class Squares(fw.data.Dataset):
+    ...     def __len__(self): return 10
+    ...     def __getitem__(self, i): return i * i
+    """
+
+    def __getitem__(self, index):
+        raise UnsupportedError(f"{type(self).__name__} must define __getitem__(index)")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
+    def get_batch(self, indices: Sequence[int]):
+        """The collated batch for ``indices`` in one step, or None when there is no fast path
+        (the default: the loader then reads sample by sample)."""
+        return None
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: subclasses define ``__iter__``. Shuffling and samplers do not
+    apply (there are no indices); a DataLoader batches the stream in order."""
+
+    def __iter__(self):
+        raise UnsupportedError(f"{type(self).__name__} must define __iter__()")
+
+    def __add__(self, other):
+        raise DataError("an IterableDataset cannot be concatenated with +",
+                        hint="chain the streams in your own __iter__ (itertools.chain)")
+
+
+class TensorDataset(Dataset):
+    """Samples are the rows of tensors that share their first dimension.
+
+    Args:
+        *tensors: tensors (or NumPy arrays, converted without copying) with equal
+            ``shape[0]``; sample ``i`` is ``tuple(t[i] for t in tensors)``.
+
+    Raises:
+        ShapeError: the first dimensions differ, or a tensor is 0-d.
+
+    >>> ds = fw.data.TensorDataset(fw.randn(100, 3), fw.arange(100))
+    >>> x, y = ds[0]
+    """
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise DataError("TensorDataset needs at least one tensor",
+                            hint="TensorDataset(features, targets)")
+        tensors = tuple(t if isinstance(t, Tensor) else as_tensor(t) for t in tensors)
+        if any(t.ndim == 0 for t in tensors) or len({t.shape[0] for t in tensors}) != 1:
+            raise ShapeError("TensorDataset tensors must share their first dimension",
+                            inputs=", ".join(f"shape {tuple(t.shape)}" for t in tensors),
+                            hint="the first dimension indexes samples: give every tensor "
+                                 "one row per sample")
+        self.tensors = tensors
+        self._length = tensors[0].shape[0]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index) -> tuple:
+        index = check_index(index, self._length, self)
+        return tuple(t[index] for t in self.tensors)
+
+    def get_batch(self, indices: Sequence[int]) -> tuple:
+        rows = check_indices(indices, self._length, self)
+        by_device = {}
+        out = []
+        for t in self.tensors:
+            index = by_device.get(t.device)
+            if index is None:
+                index = by_device[t.device] = tensor(rows, device=t.device)
+            out.append(_shape.index_select(t, 0, index))
+        return tuple(out)
+
+
+class ArrayDataset(Dataset):
+    """Samples and targets held in NumPy arrays, with optional per-sample transforms.
+
+    Sample ``i`` is ``(transform(data[i]), target_transform(targets[i]))``: the raw sample is a
+    NumPy array (or scalar) and the target a NumPy scalar, so :class:`ToTensor` and friends
+    apply and the default collate keeps their dtypes. Without transforms the loader fetches
+    a whole batch with one gather.
+
+    Args:
+        data: an array with one sample per row (images as N x H x W [x C]).
+        targets: one target per sample.
+        transform, target_transform: callables applied to each sample / target.
+        classes: the class names, if targets are class indices.
+
+    Attributes: ``data``, ``targets``, ``classes``, ``transform``, ``target_transform``.
+    """
+
+    def __init__(self, data: np.ndarray, targets: np.ndarray, transform=None,
+                 target_transform=None, classes: Sequence[str] | None = None):
+        data, targets = np.asarray(data), np.asarray(targets)
+        if data.ndim == 0 or targets.ndim != 1 or len(data) != len(targets):
+            raise ShapeError(f"{type(self).__name__} needs one target per sample",
+                             inputs=f"data shape {data.shape}, targets shape {targets.shape}",
+                             hint="data is (N, ...) and targets (N,)")
+        self.data, self.targets = data, targets
+        self.transform, self.target_transform = transform, target_transform
+        self.classes = None if classes is None else list(classes)
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index) -> tuple:
+        index = check_index(index, len(self.targets), self)
+        sample, target = self.data[index], self.targets[index]
+        if self.transform is not None:
+            sample = self.transform(sample)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return sample, target
+
+    def get_batch(self, indices: Sequence[int]):
+        if self.transform is not None or self.target_transform is not None:
+            return None
+        rows = check_indices(indices, len(self.targets), self)
+        return as_tensor(self.data[rows]), as_tensor(self.targets[rows])
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({len(self)} samples of shape {self.data.shape[1:]}, "
+                f"{'no' if self.classes is None else len(self.classes)} classes)")
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order (no copy).
+
+    Args:
+        dataset: a map-style dataset.
+        indices: a sequence of ints (list, range, NumPy array or 1-d integer tensor).
+    """
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, index):
+        return self.dataset[int(self.indices[check_index(index, len(self.indices), self)])]
+
+    def get_batch(self, indices: Sequence[int]):
+        fast = getattr(self.dataset, "get_batch", None)
+        if fast is None:
+            return None
+        return fast(self.indices[np.asarray(indices, dtype=np.int64)].tolist())
+
+
+class ConcatDataset(Dataset):
+    """Several map-style datasets read one after the other.
+
+    ``ConcatDataset([a, b])[len(a)]`` is ``b[0]``. ``cumulative_sizes[k]`` is the total length
+    of the first ``k + 1`` datasets.
+    """
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise DataError("ConcatDataset needs at least one dataset")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise DataError(f"ConcatDataset cannot hold an IterableDataset "
+                                f"({type(d).__name__}): it has no indices",
+                                hint="chain the streams in your own IterableDataset")
+        self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        index = check_index(index, len(self), self)
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+
+def random_split(dataset, lengths: Sequence[int | float],
+                 generator: _random.Generator | None = None) -> list[Subset]:
+    """Split ``dataset`` into disjoint random subsets.
+
+    Args:
+        dataset: a map-style dataset of length n.
+        lengths: subset sizes that add up to n, or fractions that add up to 1 (each subset gets
+            ``floor(n * fraction)`` samples; the remainder goes one by one to the first subsets).
+        generator: the random stream; defaults to ``fw.random.default_generator``, so
+            ``fw.manual_seed`` fixes the split.
+
+    Raises:
+        DataError: negative lengths, or lengths that do not add up.
+
+    >>> train, val = fw.data.random_split(ds, [0.8, 0.2], generator=fw.Generator(0))
+    """
+    n = len(dataset)
+    lengths = list(lengths)
+    if not all(isinstance(v, numbers.Real) and v >= 0 for v in lengths):
+        raise DataError(f"random_split lengths must be numbers >= 0, got {lengths}",
+                        hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
+    if lengths and all(isinstance(v, float) for v in lengths) and math.isclose(sum(lengths), 1):
+        sizes = [math.floor(n * f) for f in lengths]
+        for k in range(n - sum(sizes)):
+            sizes[k % len(sizes)] += 1
+    elif all(isinstance(v, numbers.Integral) for v in lengths):
+        sizes = [int(v) for v in lengths]
+    else:
+        raise DataError(f"random_split lengths {lengths} are neither integers nor fractions "
+                        f"adding up to 1", hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
+    if sum(sizes) != n:
+        raise DataError(f"random_split lengths add up to {sum(sizes)}, but the dataset has "
+                        f"{n} samples", inputs=f"lengths={lengths}",
+                        hint="give lengths that add up to len(dataset), or fractions that "
+                             "add up to 1")
+    order = (generator or _random.default_generator).numpy.permutation(n)
+    bounds = np.cumsum([0, *sizes])
+    return [Subset(dataset, order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def length_of(dataset) -> int:
+    """``len(dataset)``, or an UnsizedError naming the dataset when it has no length."""
+    try:
+        return len(dataset)
+    except TypeError:
+        raise UnsizedError(f"{type(dataset).__name__} has no length",
+                           hint="define __len__ on the dataset, or iterate without len()") \
+            from None

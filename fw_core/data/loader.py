@@ -1,0 +1,334 @@
+"""DataLoader: batches from a dataset, in order, optionally prefetched by worker threads.
+
+Workers are threads, not processes: NumPy, file reads and image decoding release the GIL, and
+threads share the dataset without pickling it. ``num_workers`` threads fetch and collate up to
+``num_workers * prefetch_factor`` batches ahead; batches still come out in sampler order.
+
+Randomness is reproducible whatever ``num_workers`` is: each epoch draws one base seed from the
+loader's generator (default ``fw.random.default_generator``), and batch ``k`` gets its own
+stream derived from (base seed, k). Random transforms that were given no generator draw from
+that stream (:func:`sample_generator`), so the same seed gives the same augmented batches with
+0, 1 or 8 workers.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DataLoader", "default_collate", "sample_generator"]
+
+import contextlib
+import numbers
+import threading
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from itertools import count, islice
+
+import numpy as np
+
+from .. import random as _random
+from ..ops import shape as _shape
+from ..ops.creation import as_tensor, tensor
+from ..tensor import Tensor
+from .dataset import IterableDataset, length_of
+from .errors import DataError, SampleError
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+# -- collation -----------------------------------------------------------------------------------
+
+
+def default_collate(batch: Sequence):
+    """Turn a list of samples into one batch.
+
+    - tensors -> one tensor stacked along a new first dimension (same shape, dtype, device
+      required);
+    - NumPy arrays -> a stacked tensor of the same dtype (int16, uint16, ... -> int64);
+    - Python ints -> int64, floats -> float32 (fw's default float), bools -> bool; NumPy
+      scalars keep their dtype;
+    - strings and bytes -> a list, unchanged;
+    - dicts, tuples, named tuples and lists -> the same structure, collated field by field.
+
+    Raises:
+        DataError: samples whose shapes or structure differ (the message names the first
+            sample that differs), or a type it cannot batch (pass your own ``collate_fn``).
+
+    >>> x, y = fw.data.default_collate([(fw.zeros(3), 0), (fw.ones(3), 1)])
+    >>> x.shape, y.tolist()
+    ((2, 3), [0, 1])
+    """
+    if not isinstance(batch, Sequence) or len(batch) == 0:
+        raise DataError(f"default_collate needs a non-empty list of samples, got {batch!r}")
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        _same_shapes(batch, Tensor, "tensor")
+        return _shape.stack(list(batch), 0)
+    if isinstance(elem, np.ndarray):
+        _same_shapes(batch, np.ndarray, "array")
+        return as_tensor(np.stack(batch))
+    if isinstance(elem, (str, bytes)):
+        return list(batch)
+    if isinstance(elem, numbers.Real) or (isinstance(elem, np.generic)
+                                          and elem.dtype.kind in "biuf"):
+        try:
+            values = np.array(batch)
+        except (ValueError, TypeError):
+            values = np.array(batch, dtype=object)
+        if values.ndim != 1 or values.dtype.kind not in "biuf":
+            raise _mismatch(batch, f"a {type(elem).__name__}")
+        return tensor(values) if isinstance(elem, np.generic) else tensor(list(batch))
+    if isinstance(elem, Mapping):
+        for position, sample in enumerate(batch):
+            if not isinstance(sample, Mapping) or sample.keys() != elem.keys():
+                raise _mismatch(batch, f"a dict with keys {sorted(map(str, elem))}", position)
+        return {key: default_collate([sample[key] for sample in batch]) for key in elem}
+    if isinstance(elem, (tuple, list)):
+        for position, sample in enumerate(batch):
+            if not isinstance(sample, (tuple, list)) or len(sample) != len(elem):
+                raise _mismatch(batch, f"a sequence of {len(elem)} fields", position)
+        fields = [default_collate(list(column)) for column in zip(*batch)]
+        if hasattr(elem, "_fields"):
+            return type(elem)(*fields)
+        return tuple(fields) if isinstance(elem, tuple) else fields
+    raise _unsupported(elem)
+
+
+def _unsupported(elem) -> DataError:
+    return DataError(f"default_collate cannot batch samples of type {type(elem).__name__}",
+                     hint="return tensors, NumPy arrays, numbers, strings, or dicts/tuples of "
+                          "them from the dataset, or pass DataLoader(collate_fn=...)")
+
+
+def _same_shapes(batch: Sequence, kind: type, what: str) -> None:
+    shape = batch[0].shape
+    for position, sample in enumerate(batch):
+        if not isinstance(sample, kind) or sample.shape != shape:
+            raise _mismatch(batch, f"a {what} of shape {tuple(shape)}", position)
+
+
+def _mismatch(batch: Sequence, expected: str, position: int | None = None) -> DataError:
+    if position is None:
+        position = next((i for i, s in enumerate(batch) if type(s) is not type(batch[0])), None)
+        if position is None:
+            return _unsupported(batch[0])
+    found = batch[position]
+    shape = getattr(found, "shape", None)
+    found_text = type(found).__name__ + ("" if shape is None else f" of shape {tuple(shape)}")
+    return DataError(
+        f"default_collate: sample {position} of the batch is a {found_text}, but sample 0 is "
+        f"{expected}", hint="make every sample the same shape (crop, pad or resize in a "
+        "transform), or pass DataLoader(collate_fn=...) to batch them your way")
+
+
+# -- per-batch random streams --------------------------------------------------------------------
+_local = threading.local()
+
+
+def sample_generator() -> _random.Generator:
+    """The generator a random transform draws from when it was given none.
+
+    Inside a DataLoader: the stream of the batch being loaded (derived from the epoch's base
+    seed and the batch number, the same with or without workers). Elsewhere:
+    ``fw.random.default_generator``.
+    """
+    seed = getattr(_local, "seed", None)
+    if seed is None:
+        return _random.default_generator
+    if _local.generator is None:
+        state = np.random.SeedSequence(seed).generate_state(1, np.uint64)
+        _local.generator = _random.Generator(int(state[0]))
+    return _local.generator
+
+
+@contextlib.contextmanager
+def _batch_stream(seed: tuple[int, int]):
+    saved = getattr(_local, "seed", None), getattr(_local, "generator", None)
+    _local.seed, _local.generator = seed, None
+    try:
+        yield
+    finally:
+        _local.seed, _local.generator = saved
+
+
+# -- fetching one batch ----------------------------------------------------------------------------
+_END = object()  # a stream task's result once the iterable dataset is exhausted
+
+
+def _sample_error(dataset, index, exc: Exception, batch_no: int, what: str) -> SampleError:
+    thread = threading.current_thread()
+    where = ("the main thread" if thread is threading.main_thread()
+             else f"loader worker thread {thread.name!r}")
+    return SampleError(
+        f"{what} {index} of {type(dataset).__name__} raised {type(exc).__name__}: {exc}",
+        index=index, original=exc, traceback="".join(traceback.format_exception(exc)),
+        inputs=f"batch {batch_no}, loaded in {where}",
+        hint=f"reproduce it outside the loader with dataset[{index}]" if what == "sample"
+        else "iterate the dataset itself to reproduce it")
+
+
+def _fetch_indices(dataset, fast, collate, indices: list, seed, batch_no: int):
+    with _batch_stream(seed):
+        if fast is not None:
+            try:
+                batch = fast(indices)
+            except Exception as exc:
+                raise _sample_error(dataset, indices, exc, batch_no, "samples") from None
+            if batch is not None:
+                return batch
+        samples = []
+        for index in indices:
+            try:
+                samples.append(dataset[index])
+            except Exception as exc:
+                raise _sample_error(dataset, index, exc, batch_no, "sample") from None
+        return collate(samples)
+
+
+def _fetch_stream(dataset, iterator, batch_size: int, drop_last: bool, collate, seed,
+                  batch_no: int):
+    samples = []
+    with _batch_stream(seed):
+        while len(samples) < batch_size:
+            try:
+                samples.append(next(iterator))
+            except StopIteration:
+                break
+            except Exception as exc:
+                position = batch_no * batch_size + len(samples)
+                raise _sample_error(dataset, position, exc, batch_no,
+                                    "stream sample") from None
+        if not samples or (drop_last and len(samples) < batch_size):
+            return _END
+        return collate(samples)
+
+
+def _run(tasks: Iterator[Callable], workers: int, depth: int):
+    """Run batch tasks in order, inline or on ``workers`` threads with ``depth`` in flight."""
+    if workers == 0:
+        for task in tasks:
+            batch = task()
+            if batch is _END:
+                return
+            yield batch
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="fw-data")
+    pending = deque(pool.submit(task) for task in islice(tasks, depth))
+    try:
+        while pending:
+            batch = pending.popleft().result()
+            if batch is _END:
+                return
+            task = next(tasks, None)
+            if task is not None:
+                pending.append(pool.submit(task))
+            yield batch
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -- the loader ----------------------------------------------------------------------------------
+class DataLoader:
+    """Iterate a dataset in batches.
+
+    Args:
+        dataset: a map-style :class:`~fw_core.data.Dataset` (``len`` and ``ds[i]``) or an
+            :class:`~fw_core.data.IterableDataset` (batched in stream order).
+        batch_size: samples per batch.
+        shuffle: visit samples in a new random order each epoch (a RandomSampler drawing from
+            ``generator``).
+        sampler: the order of indices (excludes ``shuffle``).
+        batch_sampler: yields whole index lists (excludes batch_size, shuffle, sampler and
+            drop_last).
+        num_workers: threads that load batches in the background (0: load in the loop).
+        collate_fn: turns a list of samples into a batch (default :func:`default_collate`).
+        pin_memory: accepted for PyTorch compatibility; a no-op (fw's CPU arrays need no
+            pinning, and device plugins copy from ordinary host memory).
+        drop_last: drop the last batch when it is smaller than ``batch_size``.
+        prefetch_factor: batches each worker loads ahead (default 2; needs num_workers > 0).
+        generator: the random stream for shuffling and for the per-batch streams of random
+            transforms (default ``fw.random.default_generator``; one draw per epoch).
+
+    An IterableDataset is read by one background thread whatever ``num_workers`` says (one
+    iterator cannot be shared and keep its order); that thread still overlaps loading with
+    the loop's work.
+
+    Errors in the dataset arrive in the loop as :class:`~fw_core.data.errors.SampleError`
+    naming the sample index, the batch and the original traceback.
+
+    >>> loader = fw.data.DataLoader(ds, batch_size=32, shuffle=True, num_workers=2)
+    >>> for x, y in loader: ...
+    """
+
+    def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, sampler=None,
+                 batch_sampler=None, num_workers: int = 0, collate_fn=None,
+                 pin_memory: bool = False, drop_last: bool = False,
+                 prefetch_factor: int | None = None,
+                 generator: _random.Generator | None = None):
+        self.dataset = dataset
+        self.num_workers = _count(num_workers, "num_workers", minimum=0)
+        if prefetch_factor is not None and self.num_workers == 0:
+            raise DataError("DataLoader: prefetch_factor needs num_workers > 0",
+                            hint="pass num_workers=2 (or more), or drop prefetch_factor")
+        self.prefetch_factor = (None if self.num_workers == 0 else
+                                _count(2 if prefetch_factor is None else prefetch_factor,
+                                       "prefetch_factor", minimum=1))
+        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        self.pin_memory = pin_memory
+        self.generator = generator
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
+            raise DataError("DataLoader: an IterableDataset has no indices, so shuffle, sampler "
+                            "and batch_sampler do not apply to it",
+                            hint="shuffle inside the dataset's __iter__, or use a map-style "
+                                 "Dataset")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise DataError("DataLoader: batch_sampler already decides batch size, order "
+                                "and dropping; do not pass batch_size, shuffle, sampler or "
+                                "drop_last with it")
+            self.batch_size, self.drop_last = None, False
+            self.sampler, self.batch_sampler = None, batch_sampler
+            return
+        if shuffle and sampler is not None:
+            raise DataError("DataLoader: shuffle=True and a sampler both decide the order",
+                            hint="pass one of them (e.g. RandomSampler(ds) as the sampler)")
+        self.batch_size = _count(batch_size, "batch_size", minimum=1)
+        self.drop_last = bool(drop_last)
+        if self._iterable:
+            self.sampler = self.batch_sampler = None
+            return
+        if sampler is None:
+            sampler = (RandomSampler(dataset, generator=generator) if shuffle
+                       else SequentialSampler(dataset))
+        self.sampler = sampler
+        self.batch_sampler = BatchSampler(sampler, self.batch_size, self.drop_last)
+
+    def __len__(self) -> int:
+        """Batches per epoch (an IterableDataset needs ``__len__`` for this)."""
+        if not self._iterable:
+            return length_of(self.batch_sampler)
+        n = length_of(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self) -> Iterator:
+        base = int((self.generator or _random.default_generator).numpy.integers(2 ** 63))
+        if self._iterable:
+            step = partial(_fetch_stream, self.dataset, iter(self.dataset), self.batch_size,
+                           self.drop_last, self.collate_fn)
+            tasks = (partial(step, (base, k), k) for k in count())
+            workers = min(self.num_workers, 1)  # one iterator: one reader keeps the order
+        else:
+            fast = (getattr(self.dataset, "get_batch", None)
+                    if self.collate_fn is default_collate else None)
+            step = partial(_fetch_indices, self.dataset, fast, self.collate_fn)
+            tasks = (partial(step, list(indices), (base, k), k)
+                     for k, indices in enumerate(self.batch_sampler))
+            workers = self.num_workers
+        depth = workers * (self.prefetch_factor or 0)
+        return _run(tasks, workers, depth)
+
+
+def _count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise DataError(f"DataLoader: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

@@ -1,0 +1,184 @@
+"""The ``fw`` command: ``fw plugins`` (table, --json, --verbose), ``fw ops``, ``fw describe``,
+``fw --version`` and its usage errors. The installed set is checked in-process through
+``main(argv)``; the states of broken plugins in a fresh interpreter against the ``zoo``."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fw_core as fw
+from fw_core.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def table(text):
+    """``fw plugins`` output as {plugin: (version, state, provides, lines under the row)}."""
+    rows, under = {}, []
+    for line in text.splitlines()[1:]:
+        if line[0].isspace():
+            under.append(line.strip())
+        else:
+            name, version, state, provides = re.split(r"\s{2,}", line, maxsplit=3)
+            under = []
+            rows[name] = (version, state, provides, under)
+    return rows
+
+
+# -- fw plugins, installed set ------------------------------------------------------------------
+def test_plugins_table_lists_every_installed_plugin(capsys):
+    code, out, err = run(capsys, "plugins")
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].split() == ["PLUGIN", "VERSION", "STATE", "PROVIDES"]
+    rows = table(out)
+    assert rows["fw_core"] == (fw.__version__, "loaded", f"ops: {len(fw.OPS)}", [])
+    assert rows["fw_cpu"][1] == "loaded"
+    assert rows["fw_cpu"][2].startswith("devices: cpu; kernels: ")
+
+
+def test_plugins_json_has_every_field(capsys):
+    code, out, _ = run(capsys, "plugins", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["fw_core"] == fw.__version__
+    cpu = next(p for p in data["plugins"] if p["name"] == "fw_cpu")
+    assert set(cpu) == {"name", "version", "distribution", "state", "reason", "fix", "provides",
+                        "notes"}
+    assert cpu["distribution"] == "fw-cpu" and cpu["state"] == "loaded"
+    assert "relu@cpu" in cpu["provides"]["kernels"]
+    assert {"op": "relu", "device": "cpu", "plugin": "fw_cpu",
+            "why": "only kernel registered"} in data["dispatch"]
+
+
+def test_plugins_verbose_lists_kernels_per_device(capsys):
+    code, out, _ = run(capsys, "plugins", "--verbose")
+    assert code == 0
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("    kernels on cpu ("))
+    listed = lines[start].split(": ", 1)[1]
+    for more in lines[start + 1:]:
+        if not more.startswith("     "):  # a label (4 spaces) or the next plugin's row
+            break
+        listed += " " + more.strip()
+    cpu = next(i for i in fw.plugins.info() if i.name == "fw_cpu")
+    expected = sorted(k.split("@")[0] for k in cpu.provides["kernels"])
+    assert listed.split(", ") == expected
+    assert lines[start].startswith(f"    kernels on cpu ({len(expected)}): ")
+    assert "    devices (1): cpu" in out
+
+
+# -- fw ops / fw describe / --version -------------------------------------------------------------
+def test_ops_lists_every_contract(capsys):
+    code, out, _ = run(capsys, "ops")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["OP", "FAMILY", "STRUCTURE", "ANCHOR", "SIGNATURE"]
+    names = {line.split()[0] for line in lines[1:] if not line[0].isspace()}
+    assert names == set(fw.OPS)
+    relu = next(line for line in lines if line.startswith("relu "))
+    assert relu.split()[1:4] == ["elementwise", "elementwise", "kink"]
+    assert relu.endswith("relu(x: Tensor) -> Tensor")
+
+
+def test_ops_family_filter_and_json(capsys):
+    code, out, _ = run(capsys, "ops", "--family", "elementwise", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert {d["name"] for d in data} == {n for n, o in fw.OPS.items() if o.family == "elementwise"}
+    exp = next(d for d in data if d["name"] == "exp")
+    assert exp["structure"] == "elementwise" and exp["anchor"]["kind"] == "smooth"
+    assert exp["float_result"] is True and exp["saves"] == ["out"] and exp["devices"] == ["cpu"]
+
+
+def test_describe_prints_the_full_contract(capsys):
+    code, out, _ = run(capsys, "describe", "relu")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "relu: max(x, 0)."
+    fields = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
+              for line in lines[1:] if line.startswith("  ") and not line.startswith("   ")}
+    assert fields["signature"] == "relu(x: Tensor) -> Tensor"
+    assert fields["structure"] == "elementwise"
+    assert fields["anchor"].startswith("kink: gradient is exactly 0 for x < 0")
+    assert fields["gradient"] == "VJP in fw ops (twice differentiable)"
+    assert fields["kernels"] == "cpu: fw_cpu (only kernel registered)"
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.startswith(f"fw-core {fw.__version__} (Python ")
+
+
+@pytest.mark.parametrize("argv, code, message", [
+    ((), 2, "fw: error: name a command (plugins, ops, describe)"),
+    (("plugin",), 2, "invalid choice: 'plugin'"),
+    (("plugins", "--jsn"), 2, "unrecognized arguments: --jsn"),
+    (("describe",), 2, "the following arguments are required: op"),
+    (("describe", "relux"), 1, "fw: error: no op named 'relux'; did you mean relu"),
+    (("describe", "zzz"), 1, "`fw ops` lists every op"),
+    (("ops", "--family", "elementwize"), 2, "no op family 'elementwize'; families: "),
+])
+def test_usage_errors_say_what_is_wrong(capsys, argv, code, message):
+    got, out, err = run(capsys, *argv)
+    assert got == code and out == ""
+    assert message in err
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).with_name("fw")
+    if not script.exists():
+        pytest.skip("the fw console script is not installed in this environment")
+    done = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("fw-core ")
+
+
+# -- fw plugins with broken plugins (fresh interpreter) -----------------------------------------
+def test_plugins_table_explains_every_plugin_that_is_not_loaded(zoo):
+    done = zoo.fw("plugins", FW_DISABLE_PLUGINS="fw_badconfig")
+    assert done.returncode == 0, done.stderr
+    rows = table(done.stdout)
+    assert rows["fw_fastadd"] == ("0.1.0", "loaded", "kernels: add@cpu", [])
+    assert rows["fw_dupadd"] == ("0.1.0", "failed", "-", [
+        "reason: kernel for add on cpu conflicts with plugin fw_fastadd: both have priority 10",
+        "fix:    give one KernelSpec a higher priority=, or block one plugin with",
+        "FW_DISABLE_PLUGINS=fw_dupadd"])
+    assert rows["fw_broken"][3][0] == ("reason: import error: ModuleNotFoundError: No module "
+                                       "named 'fw_missing_dependency'")
+    assert rows["fw_toy"][3] == ["note:   kernel cube@toy ignored: no op 'cube' is loaded"]
+    assert rows["fw_badconfig"][1:3] == ("blocked", "-")
+    assert rows["fw_badconfig"][3] == [
+        "reason: blocked by FW_DISABLE_PLUGINS",
+        "fix:    add fw_badconfig to FW_PLUGINS (or fw.plugins.use([...])) to load it"]
+    for name, (_, state, _, lines) in rows.items():
+        if state != "loaded":
+            assert lines[0].startswith("reason: "), name
+            assert any(line.startswith("fix:    ") for line in lines), name
+
+
+def test_plugins_json_and_verbose_for_broken_and_blocked_plugins(zoo):
+    data = json.loads(zoo.fw("plugins", "--json", FW_DISABLE_PLUGINS="fw_broken").stdout)
+    states = {p["name"]: p["state"] for p in data["plugins"]}
+    assert states["fw_broken"] == "blocked" and states["fw_typo"] == "failed"
+    assert states["fw_toy"] == "loaded"
+    verbose = zoo.fw("plugins", "--verbose").stdout
+    assert ("      add@cpu runs fw_fastadd's kernel: priority 10 beats fw_cpu (priority 0)"
+            in verbose)
+    assert "    kernels on toy (3): add, cube, mul" in verbose
+
+
+def test_no_device_state_and_custom_op_through_the_command(site):
+    site.install("fw_toy2").install("fw_cube")
+    rows = table(site.fw("plugins").stdout)
+    assert rows["fw_toy2"] == ("0.1.0", "no device", "devices: toy2; kernels: add@toy2", [
+        "reason: toy2: no toy2 card found (driver toy2drv is not loaded)",
+        "fix:    install the device's driver/runtime, or keep using the other devices"])
+    ops = site.fw("ops", "--family", "custom").stdout.splitlines()
+    assert len(ops) == 2 and ops[1].split()[:4] == ["cube", "custom", "elementwise", "smooth"]
+    described = site.fw("describe", "cube").stdout
+    assert described.startswith("cube: x ** 3, elementwise.\n")
+    assert "  kernels:      cpu: fw_cube (only kernel registered)" in described
