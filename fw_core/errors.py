@@ -75,3 +75,11 @@ class StateDictError(FwError, RuntimeError):
 
 class CheckpointError(FwError, OSError):
     """A checkpoint file that is missing, truncated, corrupt or from another model."""
+
+
+class NonFiniteError(FwError, RuntimeError):
+    """A total gradient norm that is NaN or infinite, so clipping cannot make it finite."""
+
+
+class ArgumentError(FwError, ValueError):
+    """A hyperparameter outside the range an optimizer or scheduler accepts (lr < 0, ...)."""

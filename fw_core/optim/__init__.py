@@ -1,0 +1,22 @@
+"""fw.optim: optimizers, learning-rate schedulers and gradient clipping.
+
+Each optimizer matches its ``torch.optim`` namesake step for step; see :class:`Optimizer` for
+what they share (parameter groups, state, state dicts).
+
+>>> opt = fw.optim.AdamW(model.parameters(), lr=1e-3)
+>>> sched = fw.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
+>>> loss.backward()
+>>> fw.optim.clip_grad_norm_(model.parameters(), max_norm=1.0)
+>>> opt.step(); opt.zero_grad(); sched.step()
+"""
+
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .clip import NonFiniteError, clip_grad_norm_, clip_grad_value_
+from .optimizer import ArgumentError, Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "ArgumentError", "NonFiniteError", "Optimizer",
+           "RMSprop", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]

@@ -1,0 +1,79 @@
+"""Adagrad: per-coordinate learning rates from the sum of all past squared gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..tensor_methods import bump_version
+from .optimizer import Optimizer, advance, check_number, step_state, zeros_state
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad (Duchi et al.), step for step as PyTorch.
+
+    For each parameter :math:`\theta` with gradient :math:`g` (:math:`-g` with ``maximize``),
+    at step :math:`t`:
+
+    .. math::
+        g &= g + \lambda\theta, \qquad s = s + g^2 \\
+        \theta &= \theta - \frac{\gamma}{1 + (t - 1)\eta}\,\frac{g}{\sqrt{s} + \epsilon}
+
+    Args:
+        params: tensors or parameter groups (see :class:`Optimizer`).
+        lr: learning rate :math:`\gamma` (>= 0).
+        lr_decay: :math:`\eta` (>= 0), decays the learning rate with the step count.
+        weight_decay: L2 penalty :math:`\lambda` (>= 0).
+        initial_accumulator_value: starting value of the sum :math:`s` (>= 0).
+        eps: :math:`\epsilon` (>= 0), added to the denominator.
+        maximize: ascend the objective instead of descending it.
+
+    State per parameter (created with the optimizer, as in PyTorch): ``step`` and ``sum``.
+    A parameter group may set its own ``initial_accumulator_value`` (PyTorch uses the
+    constructor's value for every group).
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10, *, maximize: bool = False):
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value,
+                    "maximize": maximize}
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, group, self.state[p])
+
+    def _init_state(self, p, group, state):
+        state["step"] = step_state()
+        state["sum"] = zeros_state(p, group["initial_accumulator_value"])
+
+    def _check(self, group):
+        check_number(self, group, "lr", hint="a learning rate is >= 0, typically 1e-2")
+        check_number(self, group, "lr_decay", hint="lr_decay is >= 0 (0 disables it)")
+        check_number(self, group, "weight_decay", hint="weight decay is >= 0")
+        check_number(self, group, "initial_accumulator_value",
+                     hint="the accumulator starts at a value >= 0, usually 0")
+        check_number(self, group, "eps", hint="eps is a small positive number, e.g. 1e-10")
+
+    def _update(self, group):
+        lr = group["lr"]
+        lr_decay = group["lr_decay"]
+        eps = group["eps"]
+        weight_decay = group["weight_decay"]
+        maximize = group["maximize"]
+        for p, g, state in self._with_grad(group):
+            step = advance(state["step"])
+            xp = p._device.xp
+            data = p._data
+            tmp = self._scratch(p)
+            g = self._direction(p, g, weight_decay, maximize)
+            clr = lr / (1 + (step - 1) * lr_decay)
+            total = state["sum"]._data
+            xp.multiply(g, g, out=tmp)
+            total += tmp
+            xp.sqrt(total, out=tmp)
+            tmp += eps
+            xp.divide(g, tmp, out=tmp)
+            tmp *= -clr
+            data += tmp
+            bump_version(p)

@@ -1,0 +1,138 @@
+"""Adam and AdamW: adaptive moment estimation, with L2 or decoupled weight decay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..tensor_methods import bump_version
+from .optimizer import (
+    ArgumentError,
+    Optimizer,
+    advance,
+    check_number,
+    lerp_,
+    step_state,
+    zeros_state,
+)
+
+
+class Adam(Optimizer):
+    r"""Adam, step for step as PyTorch.
+
+    For each parameter :math:`\theta` with gradient :math:`g` (:math:`-g` with ``maximize``),
+    at step :math:`t`:
+
+    .. math::
+        g &= g + \lambda\theta \quad\text{(or } \theta = \theta(1 - \gamma\lambda)
+             \text{ with decoupled weight decay)} \\
+        m &= \beta_1 m + (1 - \beta_1) g, \qquad v = \beta_2 v + (1 - \beta_2) g^2 \\
+        \theta &= \theta - \frac{\gamma}{1 - \beta_1^t}\,
+                  \frac{m}{\sqrt{v'} / \sqrt{1 - \beta_2^t} + \epsilon}
+
+    where :math:`v' = v`, or its running maximum with ``amsgrad``.
+
+    Args:
+        params: tensors or parameter groups (see :class:`Optimizer`).
+        lr: learning rate :math:`\gamma` (>= 0).
+        betas: :math:`(\beta_1, \beta_2)`, decay rates of the moment averages, each in [0, 1).
+        eps: :math:`\epsilon` (>= 0), added to the denominator for stability.
+        weight_decay: :math:`\lambda` (>= 0).
+        amsgrad: normalise by the running maximum of :math:`v` (AMSGrad).
+        maximize: ascend the objective instead of descending it.
+        decoupled_weight_decay: decay the weights directly (AdamW) instead of adding
+            :math:`\lambda\theta` to the gradient.
+
+    State per parameter: ``step`` (float32 0-d tensor), ``exp_avg``, ``exp_avg_sq`` and, with
+    amsgrad, ``max_exp_avg_sq``.
+
+    >>> opt = fw.optim.Adam(model.parameters(), lr=1e-3)
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 decoupled_weight_decay: bool = False):
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def _check(self, group):
+        check_number(self, group, "lr", hint="a learning rate is >= 0, typically 1e-4 to 1e-2")
+        check_number(self, group, "eps", hint="eps is a small positive number, e.g. 1e-8")
+        check_number(self, group, "weight_decay", hint="weight decay is >= 0, e.g. 1e-2")
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ArgumentError(f"{type(self).__name__}: betas must be a pair (beta1, beta2), "
+                                f"got {betas!r}", hint="e.g. betas=(0.9, 0.999)")
+        for i, beta in enumerate(betas):
+            check_number(self, {f"betas[{i}]": beta}, f"betas[{i}]", low=0.0, high=1.0,
+                         hint="each beta is in [0, 1), e.g. betas=(0.9, 0.999); 1 would "
+                         "never forget the first gradient")
+
+    def _init_state(self, p, group, state):
+        state["step"] = step_state()
+        state["exp_avg"] = zeros_state(p)
+        state["exp_avg_sq"] = zeros_state(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = zeros_state(p)
+
+    def _update(self, group):
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        eps = group["eps"]
+        weight_decay = group["weight_decay"]
+        amsgrad = group["amsgrad"]
+        maximize = group["maximize"]
+        decoupled = group["decoupled_weight_decay"]
+        for p, g, state in self._with_grad(group):
+            step = advance(state["step"])
+            xp = p._device.xp
+            data = p._data
+            m = state["exp_avg"]._data
+            v = state["exp_avg_sq"]._data
+            tmp = self._scratch(p)
+            if weight_decay != 0 and decoupled:
+                data *= 1 - lr * weight_decay
+            g = self._direction(p, g, 0.0 if decoupled else weight_decay, maximize)
+            lerp_(xp, m, g, 1 - beta1, tmp)
+            v *= beta2
+            xp.multiply(g, 1 - beta2, out=tmp)
+            tmp *= g
+            v += tmp
+            if amsgrad:
+                v_hat = state["max_exp_avg_sq"]._data
+                xp.maximum(v_hat, v, out=v_hat)
+            else:
+                v_hat = v
+            # theta += m / denom with denom = (sqrt(v)/sqrt(bc2) + eps) / -step_size: one pass less
+            step_size = lr / (1 - beta1 ** step)
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+            xp.sqrt(v_hat, out=tmp)
+            tmp *= 1 / (bias_correction2_sqrt * -step_size)
+            tmp += eps / -step_size
+            xp.divide(m, tmp, out=tmp)
+            data += tmp
+            bump_version(p)
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (Loshchilov & Hutter): each step first shrinks the
+    weights, :math:`\theta = \theta(1 - \gamma\lambda)`, then takes the Adam step; the decay
+    never enters the moment averages. Arguments as :class:`Adam`; ``weight_decay`` defaults to
+    1e-2.
+
+    >>> opt = fw.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True  # AdamW is always decoupled

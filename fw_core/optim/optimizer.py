@@ -1,0 +1,417 @@
+"""Optimizer: the base every optimizer shares (parameter groups, state, state dicts).
+
+A subclass declares its hyperparameters (``defaults``), checks them (``_check``) and updates
+one parameter group (``_update``); this class does the rest. Updates write the parameters'
+raw arrays in place with ufuncs (``out=``), so a parameter keeps its identity, its storage and
+every reference to it, and each element is read and written as few times as possible. The
+state (``exp_avg``, ``momentum_buffer``, ...) is held in fw tensors, so ``state_dict()`` holds
+tensors that ``fw.save`` can write.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .._state import state as _grad_state
+from ..autograd import enable_grad
+from ..device import get as _get_device
+from ..errors import ArgumentError, DeviceError, DTypeError, FwError, ShapeError, StateDictError
+from ..tensor import Tensor
+from ..tensor_methods import assign_
+
+_wrap = Tensor._wrap
+
+
+class Optimizer:
+    """Base class of all optimizers: parameter groups, per-parameter state, state dicts.
+
+    Args:
+        params: an iterable of tensors (leaves; usually ``model.parameters()``), of
+            ``(name, tensor)`` pairs (``model.named_parameters()``), or of dicts, each a
+            parameter group ``{"params": [...], "lr": 0.1, ...}`` whose options override
+            ``defaults``.
+        defaults: the hyperparameters, used where a group does not set them.
+
+    Attributes:
+        param_groups: list of dicts, each with ``"params"`` and every hyperparameter. A
+            learning-rate scheduler changes ``group["lr"]`` here.
+        state: per-parameter state, ``state[param] -> dict`` (e.g. ``{"step", "exp_avg"}``).
+
+    Raises:
+        ArgumentError: an empty parameter list, a parameter in two groups, a bad hyperparameter.
+        FwError: something that is not a tensor, or a non-leaf tensor, given as a parameter.
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]):
+        if isinstance(params, Tensor):
+            raise FwError(
+                f"{type(self).__name__} expects an iterable of tensors or dicts, got one Tensor",
+                hint="wrap it in a list: [t]",
+            )
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        self._step_calls = 0
+        self._scratch_buffers: dict = {}
+        groups = list(params)
+        if not groups:
+            raise ArgumentError(
+                f"{type(self).__name__} got an empty parameter list",
+                hint="pass model.parameters() of a model that has parameters, or a non-empty "
+                "list of tensors created with requires_grad=True",
+            )
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # -- what a subclass provides ---------------------------------------------------------------
+    def _check(self, group: dict[str, Any]) -> None:
+        """Raise ArgumentError for a hyperparameter of ``group`` this optimizer cannot use."""
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict) -> None:
+        """Fill the empty ``state`` of parameter ``p`` before its first update."""
+
+    def _update(self, group: dict[str, Any]) -> None:
+        """Update the parameters of one group that have a gradient (grad mode is off)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _update")
+
+    # -- the public API -------------------------------------------------------------------------
+    def step(self, closure: Callable[[], Any] | None = None):
+        """Update every parameter that has a gradient; parameters whose ``.grad`` is None are
+        skipped (their state does not advance).
+
+        Args:
+            closure: optional function that clears the gradients, recomputes the loss, calls
+                ``backward()`` and returns the loss; it runs with gradients on.
+
+        Returns:
+            The closure's loss, or None.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        previous = _grad_state.grad_enabled
+        _grad_state.grad_enabled = False
+        try:
+            for group in self.param_groups:
+                self._update(group)
+        finally:
+            _grad_state.grad_enabled = previous
+        self._step_calls += 1
+        return loss
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear every parameter's gradient: set it to None (the default: frees the memory, and
+        the next backward writes a fresh one) or, with ``set_to_none=False``, fill it with 0."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    grad.detach_()
+                    assign_(grad, 0)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters, with its own hyperparameters (the others from
+        ``defaults``): e.g. unfreeze a layer during fine-tuning.
+
+        >>> opt.add_param_group({"params": head.parameters(), "lr": 1e-3})
+        """
+        if not isinstance(param_group, dict):
+            raise FwError(f"a parameter group must be a dict, got {type(param_group).__name__}",
+                          hint='write {"params": [...], "lr": ...}')
+        if "params" not in param_group:
+            raise ArgumentError("a parameter group needs a 'params' entry",
+                                hint='write {"params": [...], "lr": ...}')
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise ArgumentError(
+                "parameters given as a set: a set's order changes between runs, so saved "
+                "optimizer state would be matched to the wrong parameters",
+                hint="pass a list (or model.parameters())",
+            )
+        params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        if names:
+            if len(names) != len(params):
+                raise ArgumentError("some parameters are given with names and some without",
+                                    hint="pass all as (name, tensor) pairs or all as tensors")
+            params = [p[1] for p in params]
+            group["param_names"] = names
+        for i, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise FwError(f"parameter {i} of the group is a {type(p).__name__}, not a Tensor",
+                              hint="pass model.parameters() or a list of tensors")
+            if p._node is not None:
+                raise FwError(
+                    f"parameter {i} (shape {tuple(p.shape)}) is not a leaf tensor: it was "
+                    f"computed by {p.op}, so updating it would not change what it came from",
+                    hint="optimize the leaf tensors it was computed from, or detach it: "
+                    "p = x.detach().requires_grad_()",
+                )
+        if len({id(p) for p in params}) != len(params):
+            raise ArgumentError("a parameter group lists the same parameter twice",
+                                hint="remove the duplicates (each would be updated twice)")
+        for name, default in self.defaults.items():
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ArgumentError("some parameters appear in more than one parameter group",
+                                hint="give each parameter to one group only")
+        named = "param_names" in group
+        if self.param_groups and named != ("param_names" in self.param_groups[0]):
+            raise ArgumentError("all parameter groups must be given with names or all without",
+                                hint="use named_parameters() everywhere, or parameters()")
+        group["params"] = params
+        self._check(group)
+        self.param_groups.append(group)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state as ``{"state": {index: {...}}, "param_groups": [...]}``.
+
+        Parameters are numbered in group order; the parameters themselves are not included (a
+        model's state dict holds them). The state tensors are the live ones, as in PyTorch:
+        save the dict (``fw.save``) or ``copy.deepcopy`` it to keep a snapshot.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        packed_state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": packed_state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a state from :meth:`state_dict`: hyperparameters per group and per-parameter
+        state (copied, and cast to each parameter's dtype and device).
+
+        Raises:
+            StateDictError: the dict is not an optimizer state dict, its groups do not match
+                this optimizer's in number or size, it lacks hyperparameters this optimizer
+                needs (a state dict of another optimizer class), or a state tensor's shape
+                differs from its parameter's.
+        """
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
+            raise StateDictError(f"{name}.load_state_dict expects a dict with 'state' and "
+                                 "'param_groups'",
+                                 hint="pass what optimizer.state_dict() returned (a model's "
+                                 "state dict goes to model.load_state_dict)")
+        saved = state_dict["param_groups"]
+        if not isinstance(saved, (list, tuple)) or not all(
+                isinstance(g, dict) and "params" in g for g in saved):
+            raise StateDictError("the state dict's 'param_groups' must be a list of dicts, each "
+                                 "with 'params'", hint="pass what optimizer.state_dict() "
+                                 "returned, unmodified")
+        if len(saved) != len(self.param_groups):
+            raise StateDictError(
+                f"the state dict has {len(saved)} parameter group(s), this {name} has "
+                f"{len(self.param_groups)}",
+                hint="build the optimizer with the same parameter groups as the one saved",
+            )
+        for i, (group, saved_group) in enumerate(zip(self.param_groups, saved)):
+            if len(group["params"]) != len(saved_group["params"]):
+                raise StateDictError(
+                    f"parameter group {i} has {len(group['params'])} parameters here but "
+                    f"{len(saved_group['params'])} in the state dict",
+                    hint="build the model and optimizer exactly as when the state was saved",
+                )
+            missing = sorted(k for k in self.defaults if k not in saved_group)
+            if missing:
+                raise StateDictError(
+                    f"parameter group {i} of the state dict lacks {', '.join(missing)}, which "
+                    f"{name} needs: it was probably saved by another optimizer class",
+                    hint=f"load it into the optimizer class that saved it, not {name}",
+                )
+        id_map = {}
+        for group, saved_group in zip(self.param_groups, saved):
+            id_map.update(zip(saved_group["params"], group["params"]))
+        new_state: defaultdict[Tensor, dict] = defaultdict(dict)
+        for key, values in state_dict["state"].items():
+            param = id_map.get(key)
+            if param is None:
+                raise StateDictError(f"the state dict has state for parameter {key!r}, which "
+                                     "no parameter group lists",
+                                     hint="the state dict is corrupt or was edited; re-save it")
+            new_state[param] = {k: _restore(v, param, key, k) for k, v in values.items()}
+        groups = []
+        for group, saved_group in zip(self.param_groups, saved):
+            restored = {k: v for k, v in saved_group.items() if k != "params"}
+            restored["params"] = group["params"]
+            if "param_names" in group and "param_names" not in restored:
+                restored["param_names"] = group["param_names"]
+            self._check(restored)
+            groups.append(restored)
+        self.state = new_state
+        self.param_groups = groups
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
+        return "\n".join(lines) + "\n)"
+
+    # -- helpers for subclasses -----------------------------------------------------------------
+    def _with_grad(self, group: dict[str, Any]) -> list[tuple[Tensor, Any, dict]]:
+        """``(param, raw gradient, state)`` for each parameter of ``group`` that has a gradient,
+        checked to match the parameter's shape, dtype and device; new state is initialised."""
+        out = []
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            g = grad._data
+            data = p._data
+            if g.shape != data.shape or g.dtype != data.dtype or grad._device is not p._device:
+                raise _grad_mismatch(self, p, grad)
+            state = self.state[p]
+            if not state:
+                self._init_state(p, group, state)
+            out.append((p, g, state))
+        return out
+
+    def _direction(self, p: Tensor, g, weight_decay: float, maximize: bool):
+        """The raw gradient an update follows: ``g + weight_decay * p``, with ``g`` negated
+        under ``maximize``. It is ``g`` itself when neither applies (never write it), else
+        scratch slot 1."""
+        if weight_decay != 0:
+            xp = p._device.xp
+            d = xp.multiply(p._data, weight_decay, out=self._scratch(p, 1))
+            return (xp.subtract if maximize else xp.add)(d, g, out=d)
+        if maximize:
+            return p._device.xp.negative(g, out=self._scratch(p, 1))
+        return g
+
+    def _scratch(self, p: Tensor, slot: int = 0):
+        """A temporary array shaped like ``p`` (contents undefined), reused across parameters
+        and steps so an update allocates nothing."""
+        data = p._data
+        key = (p._device, data.dtype, slot)
+        buffer = self._scratch_buffers.get(key)
+        if buffer is None or buffer.size < data.size:
+            buffer = p._device.xp.empty(data.size, dtype=data.dtype)
+            self._scratch_buffers[key] = buffer
+        return buffer[:data.size].reshape(data.shape)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups, "_step_calls": self._step_calls}
+
+    def __setstate__(self, values):
+        self.__dict__.update(values)
+        self._scratch_buffers = {}
+
+
+# -- state tensors --------------------------------------------------------------------------------
+def zeros_state(p: Tensor, fill: float = 0.0) -> Tensor:
+    """A state tensor shaped like ``p`` on its device, filled with ``fill``."""
+    data = p._device.xp.full(p._data.shape, fill, dtype=p._data.dtype)
+    return _wrap(data, p._device)
+
+
+def copy_state(p: Tensor, array) -> Tensor:
+    """A state tensor holding a copy of the raw ``array`` (on ``p``'s device)."""
+    return _wrap(p._device.xp.array(array, copy=True), p._device)
+
+
+def step_state() -> Tensor:
+    """A step counter: a float32 0-d tensor on the CPU (as PyTorch keeps it, so reading it
+    never waits for an accelerator)."""
+    return _wrap(np.zeros((), dtype=np.float32), _get_device("cpu"))
+
+
+def advance(step: Tensor) -> float:
+    """Add 1 to a step counter in place; return its new value."""
+    data = step._data
+    data += 1
+    return float(data)
+
+
+def lerp_(xp, start, end, weight: float, tmp) -> None:
+    """``start += weight * (end - start)`` on raw arrays, in place, in PyTorch's two
+    numerically stable forms (``end - (end - start) * (1 - weight)`` for weight >= 0.5);
+    ``tmp`` is scratch space shaped like ``start``."""
+    xp.subtract(end, start, out=tmp)
+    if weight < 0.5:
+        tmp *= weight
+        start += tmp
+    else:
+        tmp *= 1 - weight
+        xp.subtract(end, tmp, out=start)
+
+
+def _restore(value, param: Tensor, index, key):
+    """A copy of one saved state value, cast to the parameter's dtype and device."""
+    if key == "step" and isinstance(value, (Tensor, numbers.Real)):
+        step = step_state()
+        step._data[...] = float(value)
+        return step
+    if isinstance(value, Tensor):
+        if value.ndim and tuple(value.shape) != tuple(param.shape):
+            raise StateDictError(
+                f"state {key!r} of parameter {index} has shape {tuple(value.shape)}, but the "
+                f"parameter has shape {tuple(param.shape)}",
+                hint="the model changed since the state was saved; build it as it was, or "
+                "start the optimizer fresh",
+            )
+        if value._device is not param._device:
+            value = value.to(param._device)
+        data = value._data
+        if param.is_floating_point and data.dtype.kind == "f":
+            data = data.astype(param._data.dtype)
+        return _wrap(param._device.xp.array(data, copy=True), param._device)
+    if isinstance(value, dict):
+        return {k: _restore(v, param, index, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_restore(v, param, index, key) for v in value)
+    return value
+
+
+def _grad_mismatch(optimizer, p: Tensor, grad: Tensor) -> FwError:
+    what = f"{type(optimizer).__name__}.step"
+    if grad._device is not p._device:
+        return DeviceError(f"a parameter on {p.device} has its gradient on {grad.device}",
+                           op=what, hint="move the gradient: p.grad = p.grad.to(p.device)")
+    if grad._data.dtype != p._data.dtype:
+        return DTypeError(f"a {p.dtype.name} parameter has a {grad.dtype.name} gradient",
+                          op=what, hint="cast the gradient: p.grad = p.grad.to(p.dtype)")
+    return ShapeError(f"a parameter of shape {tuple(p.shape)} has a gradient of shape "
+                      f"{tuple(grad.shape)}", op=what,
+                      hint="a gradient must have its parameter's shape; check code that "
+                      "assigns p.grad")
+
+
+# -- hyperparameter checks ------------------------------------------------------------------------
+def check_number(optimizer, group: dict, name: str, low: float | None = 0.0,
+                 high: float | None = None, high_open: bool = True, hint: str = "") -> None:
+    """Raise ArgumentError unless ``group[name]`` is a real number in [low, high) (or
+    [low, high] with ``high_open=False``); None bounds are unchecked."""
+    value = group[name]
+    owner = type(optimizer).__name__
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentError(f"{owner}: {name} must be a number, got {type(value).__name__}",
+                            hint=f"pass a Python float ({name}=float(t) for a one-element "
+                            "tensor t)")
+    ok = low is None or value >= low
+    if ok and high is not None:
+        ok = value < high if high_open else value <= high
+    if not ok:
+        low_text = "" if low is None else f"{low} <= "
+        high_text = "" if high is None else (" < " if high_open else " <= ") + f"{high}"
+        raise ArgumentError(f"{owner}: invalid {name}={value!r}: expected "
+                            f"{low_text}{name}{high_text}", hint=hint or None)

@@ -1,0 +1,92 @@
+"""SGD: stochastic gradient descent, with momentum, dampening, Nesterov and weight decay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..tensor_methods import bump_version
+from .optimizer import ArgumentError, Optimizer, check_number, copy_state
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum), step for step as PyTorch.
+
+    For each parameter :math:`\theta` with gradient :math:`g` (:math:`-g` with ``maximize``):
+
+    .. math::
+        d &= g + \lambda\theta \\
+        b &= d \text{ at the first step, else } \mu b + (1 - \tau) d \\
+        d &= d + \mu b \text{ (nesterov) or } b \\
+        \theta &= \theta - \gamma d
+
+    Args:
+        params: tensors or parameter groups (see :class:`Optimizer`).
+        lr: learning rate :math:`\gamma` (>= 0).
+        momentum: momentum factor :math:`\mu` (>= 0; 0 disables the buffer).
+        dampening: :math:`\tau`, how much of the new gradient is damped in the buffer.
+        weight_decay: L2 penalty :math:`\lambda` (>= 0), added to the gradient.
+        nesterov: Nesterov momentum (needs momentum > 0 and dampening 0).
+        maximize: ascend the objective instead of descending it.
+
+    State per parameter: ``momentum_buffer`` (when momentum != 0).
+
+    >>> opt = fw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    >>> loss.backward(); opt.step(); opt.zero_grad()
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
+                 maximize: bool = False):
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+        super().__init__(params, defaults)
+
+    def _check(self, group):
+        check_number(self, group, "lr", hint="a learning rate is >= 0, typically 1e-3 to 1")
+        check_number(self, group, "momentum", hint="momentum is >= 0, typically 0.9")
+        check_number(self, group, "dampening", low=None)
+        check_number(self, group, "weight_decay", hint="weight decay is >= 0, e.g. 1e-4")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ArgumentError(
+                f"SGD: Nesterov momentum needs momentum > 0 and dampening 0, got momentum="
+                f"{group['momentum']!r}, dampening={group['dampening']!r}",
+                hint="set momentum (e.g. 0.9) and dampening=0, or nesterov=False")
+
+    def _update(self, group):
+        lr = group["lr"]
+        weight_decay = group["weight_decay"]
+        momentum = group["momentum"]
+        dampening = group["dampening"]
+        nesterov = group["nesterov"]
+        maximize = group["maximize"]
+        for p, g, state in self._with_grad(group):
+            xp = p._device.xp
+            data = p._data
+            d = self._direction(p, g, weight_decay, maximize)
+            owned = d is not g  # our scratch, so it may be overwritten
+            if momentum != 0:
+                buf_t = state.get("momentum_buffer")
+                if buf_t is None:
+                    buf_t = state["momentum_buffer"] = copy_state(p, d)
+                    buf = buf_t._data
+                else:
+                    buf = buf_t._data
+                    buf *= momentum
+                    if dampening == 0:
+                        buf += d
+                    else:
+                        scaled = d if owned else self._scratch(p)
+                        xp.multiply(d, 1 - dampening, out=scaled)
+                        buf += scaled
+                if nesterov:
+                    step = xp.multiply(buf, momentum, out=self._scratch(p))
+                    step += d
+                    d, owned = step, True
+                else:
+                    d, owned = buf, False
+            if not owned:
+                d = xp.multiply(d, -lr, out=self._scratch(p))
+            else:
+                d *= -lr
+            data += d
+            bump_version(p)
