@@ -36,6 +36,7 @@ from .ops.broadcast import *  # noqa: E402,F403
 from .ops.conv import *  # noqa: E402,F403
 from .ops.creation import *  # noqa: E402,F403
 from .ops.elementwise import *  # noqa: E402,F403
+from .ops.indexing import *  # noqa: E402,F403
 from .ops.linalg import *  # noqa: E402,F403
 from .ops.loss import *  # noqa: E402,F403
 from .ops.nn import *  # noqa: E402,F403

@@ -61,7 +61,7 @@ def assign_(x: Tensor, value) -> Tensor:
 def _setitem(x: Tensor, index, value) -> None:
     _check_writable(x, "item assignment")
     _check_storage_writeable(x)
-    from .ops.shape import normalize_index
+    from .ops.indexing import normalize_index
 
     index = normalize_index(index, x)
     source = value._data if isinstance(value, Tensor) else value

@@ -32,10 +32,10 @@ def numerical_jacobian(fn, inputs, eps: float = 1e-6):
         for i in range(flat.size):
             original = flat[i].item()
             flat[i] = original + eps
-            plus = [np.asarray(o.__array__(), dtype=np.float64).ravel()
+            plus = [np.array(o.__array__(), dtype=np.float64).ravel()
                     for o in _outputs(fn(*inputs))]
             flat[i] = original - eps
-            minus = [np.asarray(o.__array__(), dtype=np.float64).ravel()
+            minus = [np.array(o.__array__(), dtype=np.float64).ravel()
                      for o in _outputs(fn(*inputs))]
             flat[i] = original
             host_cols.append(np.concatenate([(p - m) / (2 * eps)

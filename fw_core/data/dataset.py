@@ -25,8 +25,8 @@ import numpy as np
 
 from .. import random as _random
 from ..errors import ShapeError, UnsupportedError
-from ..ops import shape as _shape
 from ..ops.creation import as_tensor, tensor
+from ..ops.indexing import index_select
 from ..tensor import Tensor
 from .errors import DataError, DataIndexError, UnsizedError
 
@@ -129,7 +129,7 @@ class TensorDataset(Dataset):
             index = by_device.get(t.device)
             if index is None:
                 index = by_device[t.device] = tensor(rows, device=t.device)
-            out.append(_shape.index_select(t, 0, index))
+            out.append(index_select(t, 0, index))
         return tuple(out)
 
 

@@ -1,4 +1,648 @@
-"""shape ops (being written)."""
+"""Shape and indexing ops: the same elements, moved (reshape, transpose, slicing, gather, pad ...).
 
-__all__: list[str] = []
-METHODS: dict = {}
+Every op here is linear. All but the accumulating ones (``scatter_add`` and the backward ops
+``index_backward`` and ``pad_backward``) are injective: each output element is one input
+element. Their VJPs move the gradient back with other fw ops, so double backward works.
+
+Views: reshape/view, permute/transpose, expand, squeeze/unsqueeze and basic slicing return
+tensors that share storage *and* the version counter with their input (as in PyTorch), so an
+in-place write through a view is seen by autograd's saved-tensor checks.
+
+Indexing (``x[index]``, gather/scatter, index_select, masked_fill) lives in
+:mod:`fw_core.ops.indexing`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["broadcast_to", "cat", "chunk", "concatenate", "contiguous", "expand", "flatten",
+           "flip", "movedim", "narrow", "one_hot", "pad", "permute", "repeat", "reshape", "roll",
+           "select", "split", "squeeze", "stack", "swapaxes", "tile", "transpose", "tril", "triu",
+           "unbind", "unflatten", "unsqueeze", "view"]
+
+import math
+import numbers
+import operator
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..records import Structure, TensorSpec
+from ..tensor import Tensor
+from . import anchors
+from ._shape_support import (
+    _SUMS,
+    _checked,
+    _ints,
+    _op,
+    _require_integer,
+    _reshape,
+    _reshape_meta,
+    _share,
+)
+from .broadcast import broadcast_to, sum_to
+from .creation import clone
+from .dispatch import apply
+from .elementwise import _inplace
+from .indexing import GETITEM, _basic, getitem
+from .meta import normalize_dim, promote, spec_of
+from .registry import define_op
+
+
+# -- reshape and friends --------------------------------------------------------------------------
+def _permute_meta(x, dims):
+    if sorted(dims) != list(range(len(x.shape))):
+        raise ShapeError(f"dims {tuple(dims)} is not a permutation of the {len(x.shape)} "
+                         f"dimensions of shape {tuple(x.shape)}", op="permute",
+                         hint="list every dimension exactly once")
+    return TensorSpec(tuple(x.shape[d] for d in dims), x.dtype)
+
+
+PERMUTE = _op("permute", "Dimensions reordered: output dimension i is input dimension dims[i].",
+              "permute(x: Tensor, dims: tuple[int, ...]) -> Tensor", _permute_meta,
+              lambda ctx, g: (_permute(g, tuple(np.argsort(ctx.attrs["dims"]).tolist())),))
+
+
+def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with its -1 filled in so it holds the elements of ``old``, or a ShapeError."""
+    numel = math.prod(old)
+    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+        return shape
+    if shape.count(-1) > 1 or min(shape) < -1:
+        raise ShapeError(f"invalid shape {shape}: sizes must be >= 0 and at most one may be -1",
+                         op="reshape", hint="write the one unknown size as -1")
+    if -1 not in shape:
+        _reshape_meta(TensorSpec(old, None), shape)
+    known = math.prod(s for s in shape if s != -1)
+    if known == 0:
+        raise ShapeError(f"cannot reshape a tensor of shape {old} into {shape}: the -1 is "
+                         "ambiguous next to a size-0 dimension", op="reshape",
+                         hint="give every size explicitly")
+    if numel % known:
+        raise ShapeError(f"cannot reshape a tensor of shape {old} ({numel} elements) into shape "
+                         f"{shape}: {numel} is not a multiple of {known}", op="reshape",
+                         hint="the number of elements must stay the same")
+    return tuple(numel // known if s == -1 else s for s in shape)
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    """``x`` with a new shape and the same elements (row-major); one size may be -1.
+
+    A view sharing storage when the layout allows, else a copy (use :func:`view` to insist on
+    a view). ``fw.reshape(x, (2, -1))`` or ``x.reshape(2, -1)``. Raises ShapeError when the
+    number of elements differs.
+    """
+    return _reshape(x, _resolve_shape(_ints(shape, "a shape", "reshape"), x._data.shape))
+
+
+def view(x: Tensor, *shape) -> Tensor:
+    """Like :func:`reshape`, but always a view of ``x``'s storage; raises ShapeError when the
+    layout needs a copy (a transposed tensor flattened, say): use reshape or contiguous()."""
+    if len(shape) == 1 and isinstance(shape[0], _dt.DType):
+        raise UnsupportedError("view(dtype) (reinterpreting bits) is not supported", op="view",
+                               hint="convert values with x.to(dtype)")
+    data = x._data
+    out = reshape(x, *shape)
+    if data.size and not x._device.xp.may_share_memory(data, out._data):
+        raise ShapeError(f"a tensor of shape {tuple(x.shape)} with strides {data.strides} cannot "
+                         f"be viewed as {tuple(out.shape)} without a copy", op="view",
+                         hint="use x.reshape(...) (copies when needed) or x.contiguous().view(...)")
+    return out
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions ``start_dim`` .. ``end_dim`` into one (a 0-d tensor becomes 1-d)."""
+    shape = x._data.shape
+    start = normalize_dim(start_dim, len(shape), "flatten")
+    end = normalize_dim(end_dim, len(shape), "flatten")
+    if start > end:
+        raise ShapeError(f"start_dim {start_dim} comes after end_dim {end_dim}", op="flatten",
+                         hint="pass start_dim <= end_dim")
+    merged = math.prod(shape[start:end + 1])
+    return _reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+
+
+def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
+    """Split dimension ``dim`` into ``sizes`` (one may be -1); their product must match."""
+    shape = x._data.shape
+    d, size = _dim(x, dim, "unflatten")
+    sizes = _ints((sizes,), "sizes", "unflatten")
+    if not sizes:
+        raise ShapeError("sizes must not be empty", op="unflatten", hint="e.g. (2, -1)")
+    sizes = _resolve_shape(sizes, (size,))
+    return _reshape(x, shape[:d] + sizes + shape[d + 1:])
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    """Remove size-1 dimensions: all of them, or those of ``dim`` (an int or tuple) that are 1."""
+    shape = x._data.shape
+    if dim is None:
+        dims = range(len(shape))
+    else:
+        dims = {normalize_dim(d, len(shape), "squeeze") for d in (
+            (dim,) if isinstance(dim, numbers.Integral) else dim)}
+    return _reshape(x, tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims))
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dimension at ``dim`` (in ``[-x.ndim - 1, x.ndim]``)."""
+    shape = x._data.shape
+    d = normalize_dim(dim, len(shape) + 1, "unsqueeze")
+    return _reshape(x, shape[:d] + (1,) + shape[d:])
+
+
+def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    return _share(x, apply(PERMUTE, (x,), {"dims": dims}))
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    """A view with dimensions reordered: output dimension i is input dimension ``dims[i]``."""
+    ndim = x._data.ndim
+    dims = tuple(normalize_dim(d, ndim, "permute") for d in _ints(dims, "dims", "permute"))
+    return _permute(x, dims)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view with dimensions ``dim0`` and ``dim1`` swapped."""
+    ndim = x._data.ndim
+    perm = list(range(ndim))
+    a, b = normalize_dim(dim0, ndim, "transpose"), normalize_dim(dim1, ndim, "transpose")
+    if ndim:
+        perm[a], perm[b] = perm[b], perm[a]
+    return _permute(x, tuple(perm))
+
+
+swapaxes = transpose
+
+
+def movedim(x: Tensor, source, destination) -> Tensor:
+    """A view with dimension(s) ``source`` moved to position(s) ``destination``."""
+    ndim = x._data.ndim
+    src = [normalize_dim(d, ndim, "movedim") for d in _ints((source,), "source", "movedim")]
+    dst = [normalize_dim(d, ndim, "movedim") for d in _ints((destination,), "dest", "movedim")]
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"source {source} and destination {destination} must be distinct "
+                         "dimensions of equal count", op="movedim", hint="e.g. movedim(x, 0, -1)")
+    rest = iter(d for d in range(ndim) if d not in src)
+    where = dict(zip(dst, src))
+    return _permute(x, tuple(where[i] if i in where else next(rest) for i in range(ndim)))
+
+
+def _matrix_transpose(x: Tensor) -> Tensor:
+    if x._data.ndim < 2:
+        raise ShapeError(f"mT needs at least 2 dimensions, got shape {tuple(x.shape)}",
+                         op="permute", hint="use .T (or unsqueeze first)")
+    return transpose(x, -2, -1)
+
+
+def _t(x: Tensor) -> Tensor:
+    if x._data.ndim > 2:
+        raise ShapeError(f"t() expects at most 2 dimensions, got shape {tuple(x.shape)}",
+                         op="permute", hint="use transpose(x, d0, d1) or .mT")
+    return _permute(x, tuple(range(x._data.ndim))[::-1])
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    """A view with size-1 dimensions repeated to ``sizes`` (-1 keeps a size); new dimensions
+    may be added in front. No copy is made."""
+    sizes = _ints(sizes, "sizes", "expand")
+    shape = x._data.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise ShapeError(f"expand got {len(sizes)} sizes for a {len(shape)}-d tensor of shape "
+                         f"{tuple(shape)}", op="expand", hint="give a size per dimension")
+    target = list(sizes)
+    for i, size in enumerate(sizes):
+        if i < lead:
+            if size < 0:
+                raise ShapeError(f"size {size} is not allowed for the new leading dimension {i}",
+                                 op="expand", hint="new dimensions need an explicit size >= 0")
+            continue
+        have = shape[i - lead]
+        if size == -1:
+            target[i] = have
+        elif size != have and have != 1:
+            raise ShapeError(f"cannot expand dimension {i} of shape {tuple(shape)} from {have} "
+                             f"to {size}: only size-1 dimensions can be expanded", op="expand",
+                             hint="use repeat() to copy a dimension of any size")
+    out = broadcast_to(x, tuple(target))
+    return out if out is x else _share(x, out)
+
+
+def contiguous(x: Tensor) -> Tensor:
+    """``x`` itself when its storage is row-major contiguous, else a contiguous copy."""
+    return x if x._data.flags.c_contiguous else clone(x)
+
+
+# -- repeat, cat, stack, split --------------------------------------------------------------------
+def _repeat_meta(x, repeats):
+    lead = len(repeats) - len(x.shape)
+    if lead < 0 or min(repeats, default=0) < 0:
+        raise ShapeError(f"repeats {tuple(repeats)} must be >= 0, one per dimension of shape "
+                         f"{tuple(x.shape)} (or more)", op="repeat",
+                         hint="x.repeat(2, 1) repeats a 2-d tensor along dimension 0")
+    padded = (1,) * lead + tuple(x.shape)
+    return TensorSpec(tuple(s * r for s, r in zip(padded, repeats)), x.dtype)
+
+
+def _repeat_vjp(ctx, g):
+    repeats, shape = ctx.attrs["repeats"], ctx.input_shapes[0]
+    padded = (1,) * (len(repeats) - len(shape)) + shape
+    pairs = tuple(v for r, s in zip(repeats, padded) for v in (r, s))
+    ones = tuple(v for s in padded for v in (1, s))
+    return (_reshape(sum_to(_reshape(g, pairs), ones), shape),)
+
+
+REPEAT = _op("repeat", "The tensor tiled ``repeats[i]`` times along dimension i (missing leading "
+             "dimensions count as size 1).",
+             "repeat(x: Tensor, repeats: tuple[int, ...]) -> Tensor", _repeat_meta, _repeat_vjp)
+
+
+def repeat(x: Tensor, *repeats) -> Tensor:
+    """Tile ``x`` ``repeats[i]`` times along dimension i (PyTorch's ``Tensor.repeat``: at least
+    one count per dimension; extra counts add leading dimensions). Copies."""
+    repeats = _ints(repeats, "repeats", "repeat")
+    if len(repeats) < x._data.ndim or min(repeats, default=0) < 0:
+        _repeat_meta(spec_of(x), repeats)
+    return apply(REPEAT, (x,), {"repeats": repeats})
+
+
+def tile(x: Tensor, *dims) -> Tensor:
+    """Like :func:`repeat`, but fewer counts than dimensions repeat the trailing ones."""
+    dims = _ints(dims, "dims", "tile")
+    return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
+
+
+def _cat_meta(*xs, dim):
+    first = tuple(xs[0].shape)
+    d = normalize_dim(dim, len(first), "cat")
+    for i, x in enumerate(xs[1:], 1):
+        shape = tuple(x.shape)
+        if len(shape) != len(first):
+            raise ShapeError(f"tensor {i} has {len(shape)} dimensions {shape} but tensor 0 has "
+                             f"{len(first)} {first}", op="cat",
+                             hint="all tensors need the same number of dimensions")
+        for k, (a, b) in enumerate(zip(first, shape)):
+            if k != d and a != b:
+                raise ShapeError(f"sizes must match except in dimension {d}: tensor {i} has "
+                                 f"shape {shape} but tensor 0 has {first} (dimension {k} "
+                                 f"differs)", op="cat", hint="reshape them, or concatenate along "
+                                 f"dimension {k}")
+    shape = list(first)
+    shape[d] = sum(x.shape[d] for x in xs)
+    return TensorSpec(tuple(shape), promote(*xs))
+
+
+def _cat_vjp(ctx, g):
+    dim, grads, start = ctx.attrs["dim"], [], 0
+    for shape, nxt in zip(ctx.input_shapes, ctx.next):
+        grads.append(None if nxt is None else narrow(g, dim, start, shape[dim]))
+        start += shape[dim]
+    return tuple(grads)
+
+
+CAT = _op("cat", "Tensors joined along an existing dimension.",
+          "cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor", _cat_meta, _cat_vjp)
+
+
+def _stack_meta(*xs, dim):
+    first = tuple(xs[0].shape)
+    for i, x in enumerate(xs[1:], 1):
+        if tuple(x.shape) != first:
+            raise ShapeError(f"all tensors must have the same shape: tensor {i} has "
+                             f"{tuple(x.shape)} but tensor 0 has {first}", op="stack",
+                             hint="stack needs equal shapes; cat joins along an existing dim")
+    d = normalize_dim(dim, len(first) + 1, "stack")
+    return TensorSpec(first[:d] + (len(xs),) + first[d:], promote(*xs))
+
+
+STACK = _op("stack", "Tensors of one shape joined along a new dimension.",
+            "stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor", _stack_meta,
+            lambda ctx, g: tuple(None if nxt is None else select(g, ctx.attrs["dim"], i)
+                                 for i, nxt in enumerate(ctx.next)))
+
+
+def _same_dtype(tensors, op: str) -> tuple:
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ShapeError("expected a non-empty sequence of tensors", op=op,
+                         hint="pass a list like [a, b]")
+    dtype = None
+    mixed = False
+    for t in tensors:
+        data = getattr(t, "_data", None)
+        if data is None:
+            raise DTypeError(f"expected tensors, got {type(t).__name__}", op=op,
+                             hint="wrap values with fw.tensor(...)")
+        mixed = mixed or (dtype is not None and data.dtype != dtype)
+        dtype = data.dtype
+    if mixed:
+        common = promote(*(spec_of(t) for t in tensors))
+        tensors = tuple(t.to(common) for t in tensors)
+    return tensors
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along existing dimension ``dim``; other sizes must match (dtypes promote).
+
+    >>> fw.cat([fw.zeros(2, 3), fw.ones(1, 3)]).shape
+    (3, 3)
+    """
+    tensors = _same_dtype(tensors, "cat")
+    ndim = tensors[0]._data.ndim
+    if ndim == 0:
+        raise ShapeError("0-d tensors cannot be concatenated", op="cat", hint="use fw.stack")
+    return apply(CAT, tensors, {"dim": normalize_dim(dim, ndim, "cat")})
+
+
+concatenate = cat
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join tensors of one shape along a new dimension ``dim`` (dtypes promote)."""
+    tensors = _same_dtype(tensors, "stack")
+    return apply(STACK, tensors, {"dim": normalize_dim(dim, tensors[0]._data.ndim + 1, "stack")})
+
+
+def _dim(x: Tensor, dim: int, op: str) -> tuple[int, int]:
+    """(dim normalised, its size) for ops that need at least one dimension."""
+    shape = x._data.shape
+    if not shape:
+        raise ShapeError("needs a tensor with at least one dimension, got a 0-d tensor", op=op,
+                         hint="reshape it first, e.g. x.reshape(1)")
+    d = normalize_dim(dim, len(shape), op)
+    return d, shape[d]
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A view of ``length`` elements of dimension ``dim`` from ``start`` on."""
+    d, size = _dim(x, dim, "narrow")
+    if start < 0:
+        start += size
+    if not (0 <= start <= size and 0 <= length <= size - start):
+        raise ShapeError(f"narrow({start}, {length}) does not fit dimension {d} of size {size}",
+                         op="narrow", hint="need 0 <= start and start + length <= size")
+    return _basic(x, (slice(None),) * d + (slice(start, start + length), Ellipsis))
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """A view of position ``index`` of dimension ``dim`` (which is removed)."""
+    d, size = _dim(x, dim, "select")
+    if not -size <= index < size:
+        raise ShapeError(f"index {index} is out of range for dimension {d} of size {size}",
+                         op="select", hint=f"use an index in [{-size}, {size - 1}]")
+    return _basic(x, (slice(None),) * d + (operator.index(index), Ellipsis))
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be
+    smaller), or of the listed sizes (which must add up to the dimension)."""
+    d, n = _dim(x, dim, "split")
+    if isinstance(split_size_or_sections, numbers.Integral):
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n):
+            raise ShapeError(f"split size {size} must be positive", op="split",
+                             hint="pass a size >= 1 or a list of sizes")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
+    else:
+        sizes = list(_ints((split_size_or_sections,), "sizes", "split"))
+        if sum(sizes) != n or min(sizes, default=0) < 0:
+            raise ShapeError(f"sizes {sizes} must be >= 0 and add up to {n}, the size of "
+                             f"dimension {d}", op="split", hint="fix the sizes, or pass one int")
+    starts = np.cumsum([0] + sizes[:-1]).tolist()
+    return tuple(narrow(x, d, s, k) for s, k in zip(starts, sizes))
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Split into ``chunks`` near-equal views along ``dim`` (PyTorch rules: pieces of
+    ceil(n / chunks), so fewer pieces may come back)."""
+    if chunks <= 0:
+        raise ShapeError(f"chunks must be positive, got {chunks}", op="chunk", hint="e.g. 2")
+    n = _dim(x, dim, "chunk")[1]
+    if n == 0:
+        return tuple(narrow(x, dim, 0, 0) for _ in range(chunks))
+    return split(x, -(-n // chunks), dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple:
+    """The views ``select(x, dim, i)`` for every i."""
+    d, n = _dim(x, dim, "unbind")
+    return tuple(select(x, d, i) for i in range(n))
+
+
+# -- pad, flip, roll, triangles, one_hot ----------------------------------------------------------
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_meta(x, pad_width, mode, value=0):
+    if mode not in _PAD_MODES:
+        raise UnsupportedError(f"unknown padding mode {mode!r}", op="pad",
+                               hint=f"use one of {', '.join(_PAD_MODES)}")
+    shape = tuple(x.shape)
+    if len(pad_width) != len(shape):
+        raise ShapeError(f"{len(pad_width)} (before, after) pairs for a {len(shape)}-d input",
+                         op="pad", hint="give one pair per dimension")
+    for d, ((before, after), n) in enumerate(zip(pad_width, shape)):
+        most = max(before, after)
+        if min(before, after) < 0 or (mode == "reflect" and most >= n and most) or (
+                mode == "circular" and most > n) or (mode == "replicate" and most and not n):
+            limit = {"reflect": "< the size", "circular": "<= the size",
+                     "replicate": "only on non-empty dims"}.get(mode, ">= 0")
+            raise ShapeError(f"{mode} padding ({before}, {after}) does not fit dimension {d} "
+                             f"of size {n}", op="pad", hint=f"{mode} pads must be {limit}")
+    return TensorSpec(tuple(n + b + a for n, (b, a) in zip(shape, pad_width)), x.dtype)
+
+
+def _pad_vjp(ctx, g):
+    pad_width, mode = ctx.attrs["pad_width"], ctx.attrs["mode"]
+    if mode == "constant":
+        crop = tuple(slice(b, b + n) for (b, _), n in zip(pad_width, ctx.input_shapes[0]))
+        return (apply(GETITEM, (g,), {"index": crop + (Ellipsis,)}),)
+    return (apply(PAD_BACKWARD, (g,), {"pad_width": pad_width, "mode": mode,
+                                       "shape": ctx.input_shapes[0]}),)
+
+
+def _pad_backward_meta(g, pad_width, mode, shape):
+    if _pad_meta(TensorSpec(tuple(shape), g.dtype), pad_width, mode).shape != tuple(g.shape):
+        raise ShapeError(f"gradient of shape {tuple(g.shape)} does not match padding {shape} "
+                         f"by {pad_width}", op="pad_backward", hint="pass the gradient of pad")
+    return TensorSpec(tuple(shape), g.dtype)
+
+
+PAD = _op("pad", "x surrounded by ``pad_width`` elements per side: a constant, the mirror image "
+          "(reflect, edge excluded), the edge value (replicate) or the other end (circular).",
+          "pad(x: Tensor, pad_width: tuple[tuple[int, int], ...], mode: str, value: number) "
+          "-> Tensor", _pad_meta, _pad_vjp)
+PAD_BACKWARD = _op(
+    "pad_backward", "The gradient of a reflect/replicate/circular pad: each padded element's "
+    "gradient added to the element it copies.",
+    "pad_backward(g: Tensor, pad_width: tuple, mode: str, shape: tuple[int, ...]) -> Tensor",
+    _pad_backward_meta, lambda ctx, g: (apply(PAD, (g,), {
+        "pad_width": ctx.attrs["pad_width"], "mode": ctx.attrs["mode"], "value": 0}),),
+    structure=Structure.OPAQUE, anchor=_SUMS)
+
+
+def pad(x: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+    """Pad ``x`` as ``torch.nn.functional.pad``: ``pad`` lists (before, after) sizes starting
+    from the LAST dimension, e.g. ``(1, 1, 2, 0)`` pads the last dim by 1 on each side and the one
+    before by 2 at the front. Modes: "constant" (``value``, default 0; negative pads crop),
+    "reflect" (pads < the size), "replicate", "circular" (pads <= the size)."""
+    pad = _ints((pad,), "pad", "pad")
+    ndim = x._data.ndim
+    if len(pad) % 2 or len(pad) > 2 * ndim:
+        raise ShapeError(f"pad {pad} must have an even length of at most {2 * ndim} (a pair per "
+                         f"dimension, last dimension first)", op="pad", hint="e.g. (1, 1)")
+    if value is not None and mode != "constant":
+        raise UnsupportedError(f"mode {mode!r} takes no value", op="pad",
+                               hint="drop value, or use mode='constant'")
+    pairs = [(0, 0)] * (ndim - len(pad) // 2) + [
+        (pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+    if mode == "constant" and min(pad, default=0) < 0:
+        if any(max(-b, 0) + max(-a, 0) > n for (b, a), n in zip(pairs, x.shape)):
+            raise ShapeError(f"negative pad {pad} crops more than the input {tuple(x.shape)} "
+                             "has", op="pad", hint="crop at most the size of each dimension")
+        crop = tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, x.shape))
+        x = _basic(x, crop + (Ellipsis,))
+        pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
+    attrs = {"pad_width": tuple(pairs), "mode": mode, "value": 0 if value is None else value}
+    return _checked(PAD, (x,), attrs)
+
+
+def _dims_meta(op):
+    def meta(x, dims, **_):
+        for d in dims:
+            normalize_dim(d, len(x.shape), op)
+        if len(set(dims)) != len(dims):
+            raise ShapeError(f"dims {dims} repeat a dimension", op=op, hint="list each once")
+        return TensorSpec(tuple(x.shape), x.dtype)
+
+    return meta
+
+
+FLIP = _op("flip", "x with the order of elements reversed along ``dims`` (a copy).",
+           "flip(x: Tensor, dims: tuple[int, ...]) -> Tensor", _dims_meta("flip"),
+           lambda ctx, g: (flip(g, ctx.attrs["dims"]),))
+
+
+def _roll_meta(x, shifts, dims):
+    if dims is not None:
+        _dims_meta("roll")(x, dims)
+    if (dims is None and not isinstance(shifts, int)) or (
+            dims is not None and len(shifts) != len(dims)):
+        raise ShapeError(f"shifts {shifts} and dims {dims} must pair up", op="roll",
+                         hint="one shift per dim, or one shift with dims=None")
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+def _roll_vjp(ctx, g):
+    shifts, dims = ctx.attrs["shifts"], ctx.attrs["dims"]
+    back = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+    return (apply(ROLL, (g,), {"shifts": back, "dims": dims}),)
+
+
+ROLL = _op("roll", "x shifted cyclically by ``shifts`` along ``dims`` (over the flattened tensor "
+           "when dims is None).", "roll(x: Tensor, shifts, dims=None) -> Tensor", _roll_meta,
+           _roll_vjp)
+
+
+def flip(x: Tensor, dims) -> Tensor:
+    """A copy of ``x`` with the element order reversed along ``dims`` (an int or a sequence)."""
+    ndim = x._data.ndim
+    dims = tuple(normalize_dim(d, ndim, "flip") for d in _ints((dims,), "dims", "flip"))
+    if len(set(dims)) != len(dims):
+        _dims_meta("flip")(spec_of(x), dims)
+    return apply(FLIP, (x,), {"dims": dims})
+
+
+def roll(x: Tensor, shifts, dims=None) -> Tensor:
+    """``x`` shifted cyclically: ``roll(x, 1, 0)`` moves row i to row i + 1 (the last wraps to
+    the front). With ``dims=None`` the flattened tensor is rolled and the shape restored."""
+    ndim = x._data.ndim
+    if dims is None:
+        shifts = _ints((shifts,), "shifts", "roll")
+        attrs = {"shifts": shifts[0] if len(shifts) == 1 else shifts, "dims": None}
+    else:
+        attrs = {"shifts": _ints((shifts,), "shifts", "roll"),
+                 "dims": tuple(normalize_dim(d, ndim, "roll") for d in _ints((dims,), "dims",
+                                                                              "roll"))}
+    return _checked(ROLL, (x,), attrs)
+
+
+def _triangle_meta(op):
+    def meta(x, diagonal):
+        if len(x.shape) < 2:
+            raise ShapeError(f"{op} needs at least 2 dimensions, got shape {tuple(x.shape)}",
+                             op=op, hint="it works on the last two dims (a batch of matrices)")
+        return TensorSpec(tuple(x.shape), x.dtype)
+
+    return meta
+
+
+TRIL = _op("tril", "The lower triangle of the last two dims (on and below diagonal k); 0 above.",
+           "tril(x: Tensor, diagonal: int = 0) -> Tensor", _triangle_meta("tril"),
+           lambda ctx, g: (tril(g, ctx.attrs["diagonal"]),))
+TRIU = _op("triu", "The upper triangle of the last two dims (on and above diagonal k); 0 below.",
+           "triu(x: Tensor, diagonal: int = 0) -> Tensor", _triangle_meta("triu"),
+           lambda ctx, g: (triu(g, ctx.attrs["diagonal"]),))
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """Zero the elements above diagonal ``diagonal`` of the last two dims."""
+    if x._data.ndim < 2:
+        _triangle_meta("tril")(spec_of(x), diagonal)
+    return apply(TRIL, (x,), {"diagonal": operator.index(diagonal)})
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """Zero the elements below diagonal ``diagonal`` of the last two dims."""
+    if x._data.ndim < 2:
+        _triangle_meta("triu")(spec_of(x), diagonal)
+    return apply(TRIU, (x,), {"diagonal": operator.index(diagonal)})
+
+
+def _one_hot_meta(x, num_classes):
+    _require_integer(x, "one_hot's input", "one_hot")
+    return TensorSpec(tuple(x.shape) + (num_classes,), _dt.int64)
+
+
+ONE_HOT = define_op(
+    "one_hot", family="shape", builtin=True,
+    doc="int64 tensor with a trailing dim of ``num_classes``: 1 at each input value, else 0.",
+    signature="one_hot(x: Tensor[int], num_classes: int) -> Tensor[int64]", meta=_one_hot_meta,
+    vjp=None, structure=Structure.NONE,
+    anchor=anchors.flat("integer class labels: not differentiable"))
+
+
+def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
+    """One-hot encoding of integer labels: shape ``x.shape + (num_classes,)``, int64.
+    ``num_classes=-1`` uses ``x.max() + 1``. Labels outside [0, num_classes) raise ShapeError."""
+    _one_hot_meta(spec_of(x), 0)
+    data = x._data
+    low, high = (int(data.min()), int(data.max())) if data.size else (0, -1)
+    if num_classes == -1:
+        if not data.size:
+            raise ShapeError("cannot infer num_classes from an empty tensor", op="one_hot",
+                             hint="pass num_classes")
+        num_classes = high + 1
+    if low < 0 or high >= num_classes:
+        raise ShapeError(f"labels must be in [0, {num_classes}), got values in [{low}, {high}]",
+                         op="one_hot", hint="pass a larger num_classes, or fix the labels")
+    return apply(ONE_HOT, (x,), {"num_classes": int(num_classes)})
+
+
+# -- Tensor methods -------------------------------------------------------------------------------
+#: Tensor methods this family provides (bound by fw_core.tensor_methods)
+METHODS = {name: globals()[name] for name in __all__ if name not in (
+    "cat", "concatenate", "stack", "one_hot", "pad")}
+METHODS.update({
+    "__getitem__": getitem, "swapdims": transpose, "t": _t,
+    "T": property(lambda self: _permute(self, tuple(range(self._data.ndim))[::-1])),
+    "mT": property(_matrix_transpose),
+    "is_contiguous": lambda self: bool(self._data.flags.c_contiguous),
+    "view_as": lambda self, other: view(self, other.shape),
+    "reshape_as": lambda self, other: reshape(self, other.shape),
+    "expand_as": lambda self, other: expand(self, other.shape),
+    "flip": lambda self, *dims: flip(self, _ints(dims, "dims", "flip")),
+})
+for _name in ("tril", "triu"):
+    METHODS[_name + "_"] = _inplace(globals()[_name])
