@@ -44,6 +44,10 @@ class ShapeError(FwError, ValueError):
     """Input shapes that an op cannot combine."""
 
 
+class IndexOutOfRangeError(ShapeError, IndexError):
+    """An index outside a dimension (also an IndexError, as in PyTorch and Python)."""
+
+
 class DTypeError(FwError, TypeError):
     """A dtype an op, device or conversion does not support."""
 

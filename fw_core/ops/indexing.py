@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
@@ -60,9 +60,9 @@ def _check_range(array, dim: int, size: int, op: str) -> None:
     if array.size:
         low, high = int(array.min()), int(array.max())
         if low < -size or high >= size:
-            raise ShapeError(f"index {high if high >= size else low} is out of range for "
-                             f"dimension {dim} of size {size}", op=op,
-                             hint=f"indices must be in [{-size}, {size - 1}]")
+            raise IndexOutOfRangeError(
+                f"index {high if high >= size else low} is out of range for dimension {dim} of "
+                f"size {size}", op=op, hint=f"indices must be in [{-size}, {size - 1}]")
 
 
 def _index_shape(shape, index, op="getitem") -> tuple[int, ...]:
@@ -261,8 +261,8 @@ def _placement_differs(out) -> bool:
 
 
 def _out_of_range(i, dim, size, op="getitem"):
-    raise ShapeError(f"index {i} is out of range for dimension {dim} of size {size}",
-                     op=op, hint=f"use an index in [{-size}, {size - 1}]")
+    raise IndexOutOfRangeError(f"index {i} is out of range for dimension {dim} of size {size}",
+                               op=op, hint=f"use an index in [{-size}, {size - 1}]")
 
 
 def normalize_index(index, x: Tensor) -> tuple:
