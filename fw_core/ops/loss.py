@@ -1,4 +1,551 @@
-"""loss ops (being written)."""
+"""Losses: each a fused forward kernel with PyTorch's semantics, and a VJP in fw ops.
 
-__all__: list[str] = []
+All take ``reduction='mean' | 'sum' | 'none'`` (kl_div also 'batchmean'). Their Jacobian
+structure is REDUCTION: the loss combines every element. Pointwise losses insist that input and
+target have the same shape: a silently broadcast (N, 1) against (N,) is the classic bug these
+errors exist to catch.
+"""
+
+from __future__ import annotations
+
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+           "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss"]
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._state import state
+from ..errors import DTypeError, FwError, ShapeError, UnsupportedError
+from ..records import Structure, TensorSpec
+from . import anchors, reduction, shape
+from .broadcast import sum_to
+from .dispatch import apply
+from .elementwise import clamp, exp, isinf, log, logical_or, sigmoid, sign, softplus, where
+from .meta import broadcast_shapes, promote, require_floating, spec_of
+from .nn import bad_argument, check_indices, log_softmax, meta_error, softmax
+from .registry import define_op
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(op: str, value: str, allowed=_REDUCTIONS) -> None:
+    if value not in allowed:
+        raise bad_argument(op, f"reduction={value!r} is not supported",
+                           f"use one of {', '.join(map(repr, allowed))}")
+
+
+def _validated(op, inputs, attrs) -> None:
+    """Run the meta rule up front (for inputs a kernel would broadcast instead of rejecting)."""
+    try:
+        op.meta(*(spec_of(t) for t in inputs), **attrs)
+    except FwError:
+        raise meta_error(op, inputs, attrs) from None
+
+
+def _reduced(spec_shape, reduction_, dtype) -> TensorSpec:
+    return TensorSpec(tuple(spec_shape) if reduction_ == "none" else (), dtype)
+
+
+def _cotangent(g, reduction_, count):
+    """The gradient reaching each per-element loss: g for 'sum'/'none', g / count for means."""
+    if reduction_ in ("mean", "batchmean"):
+        return g / count
+    return g
+
+
+# -- pointwise losses -----------------------------------------------------------------------------
+def _pair_meta(op):
+    def meta(x, target, *weights, reduction, **_):
+        require_floating(x, op)
+        require_floating(target, op)
+        if tuple(x.shape) != tuple(target.shape):
+            raise ShapeError(f"input shape {tuple(x.shape)} and target shape "
+                             f"{tuple(target.shape)} differ", op=op,
+                             hint="the loss compares element by element: reshape one to the "
+                             "other (target.view_as(input)); broadcasting here is almost "
+                             "always a bug")
+        for w in weights:
+            require_floating(w, op)
+            if broadcast_shapes(tuple(w.shape), tuple(x.shape), op=op) != tuple(x.shape):
+                raise ShapeError(f"a weight of shape {tuple(w.shape)} does not broadcast to the "
+                                 f"input shape {tuple(x.shape)}", op=op,
+                                 hint="give the weight the input's shape or a broadcastable one")
+        return _reduced(x.shape, reduction, promote(x, target))
+
+    return meta
+
+
+def _pair_op(name, doc, vjp, anchor, attrs=""):
+    return define_op(
+        name, family="loss", builtin=True, doc=doc,
+        signature=f"{name}(input: Tensor, target: Tensor{attrs}, reduction: str = 'mean') -> "
+                  "Tensor",
+        meta=_pair_meta(name), vjp=vjp, structure=Structure.REDUCTION, anchor=anchor,
+        saves=("inputs",))
+
+
+def _pair_call(op, x, target, attrs, *weights):
+    _check_reduction(op.name, attrs["reduction"])
+    xd, td = x._data, target._data
+    if xd.shape != td.shape or xd.dtype.kind != "f" or td.dtype.kind != "f":
+        raise meta_error(op, (x, target, *weights), attrs)
+    if weights:
+        _validated(op, (x, target, *weights), attrs)
+    return apply(op, (x, target, *weights), attrs)
+
+
+def _mse_vjp(ctx, g):
+    x, target = ctx.inputs
+    gx = _cotangent(g, ctx.attrs["reduction"], x.numel()) * (x - target) * 2.0
+    return gx, -gx
+
+
+def _l1_vjp(ctx, g):
+    x, target = ctx.inputs
+    gx = _cotangent(g, ctx.attrs["reduction"], x.numel()) * sign(x - target)
+    return gx, -gx
+
+
+def _smooth_l1_vjp(ctx, g):
+    x, target = ctx.inputs
+    beta = ctx.attrs["beta"]
+    diff = x - target
+    slope = sign(diff) if beta == 0 else where(abs(diff) < beta, diff / beta, sign(diff))
+    gx = _cotangent(g, ctx.attrs["reduction"], x.numel()) * slope
+    return gx, -gx
+
+
+MSE_LOSS = _pair_op("mse_loss", "(input - target)^2, reduced.", _mse_vjp,
+                    anchors.smooth("quadratic: the gradient grows with the error, so outliers "
+                                   "dominate (smooth_l1_loss bounds it)"))
+L1_LOSS = _pair_op("l1_loss", "|input - target|, reduced.", _l1_vjp,
+                   anchors.kink("corner at input == target: the gradient is +-1 everywhere and "
+                                "jumps at 0, so it never shrinks near the optimum",
+                                region=lambda x, t: x == t))
+SMOOTH_L1_LOSS = _pair_op(
+    "smooth_l1_loss", "0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - "
+    "target), reduced; beta = 0 is l1_loss.", _smooth_l1_vjp,
+    anchors.smooth("quadratic within beta of the target, linear (gradient +-1) beyond: large "
+                   "errors get a bounded gradient"), attrs=", beta: float = 1.0")
+
+
+def mse_loss(input, target, reduction: str = "mean"):  # noqa: A002 - PyTorch's names
+    """Mean squared error: ``((input - target) ** 2).mean()`` (or summed, or per element).
+
+    Raises:
+        ShapeError: input and target shapes differ (no broadcasting).
+    """
+    return _pair_call(MSE_LOSS, input, target, {"reduction": reduction})
+
+
+def l1_loss(input, target, reduction: str = "mean"):  # noqa: A002
+    """Mean absolute error: ``(input - target).abs().mean()``."""
+    return _pair_call(L1_LOSS, input, target, {"reduction": reduction})
+
+
+def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0):  # noqa: A002
+    """Huber-like loss: quadratic for ``|input - target| < beta``, linear beyond."""
+    if beta < 0:
+        raise bad_argument("smooth_l1_loss", f"beta must be >= 0, got {beta}",
+                           "pass beta >= 0 (beta = 0 is l1_loss)")
+    return _pair_call(SMOOTH_L1_LOSS, input, target, {"reduction": reduction,
+                                                       "beta": float(beta)})
+
+
+# -- binary cross-entropy -------------------------------------------------------------------------
+def _clamped_log(x):
+    return clamp(log(x), min=-100.0)
+
+
+def _bce_vjp(ctx, g):
+    x, target, *weight = ctx.inputs
+    cot = _cotangent(g, ctx.attrs["reduction"], x.numel())
+    if weight:
+        cot = cot * weight[0]
+    gx = gt = gw = None
+    if ctx.next[0] is not None:  # PyTorch's formula: (x - t) / max(x (1 - x), 1e-12)
+        gx = cot * (x - target) / clamp(x * (1.0 - x), min=1e-12)
+    if ctx.next[1] is not None or (weight and ctx.next[2] is not None):
+        log_x, log_1mx = _clamped_log(x), _clamped_log(1.0 - x)
+        if ctx.next[1] is not None:
+            gt = cot * (log_1mx - log_x)
+        if weight and ctx.next[2] is not None:
+            unweighted = (target - 1.0) * log_1mx - target * log_x
+            gw = sum_to(_cotangent(g, ctx.attrs["reduction"], x.numel()) * unweighted,
+                        weight[0].shape)
+    return (gx, gt, gw)[:len(ctx.inputs)]
+
+
+BINARY_CROSS_ENTROPY = _pair_op(
+    "binary_cross_entropy", "-w (t log(p) + (1 - t) log(1 - p)) with each log clamped to >= "
+    "-100, reduced.", _bce_vjp,
+    anchors.pole("log(0) when a predicted probability hits 0 or 1: the loss is capped at 100 "
+                 "and the gradient explodes; prefer binary_cross_entropy_with_logits",
+                 region=lambda p, t, *w: logical_or(p <= 1e-7, p >= 1 - 1e-7)),
+    attrs=", weight: Tensor | None = None")
+
+
+def binary_cross_entropy(input, target, weight=None, reduction: str = "mean"):  # noqa: A002
+    """Binary cross-entropy of probabilities ``input`` in [0, 1] against targets in [0, 1].
+
+    Each log is clamped to >= -100 (as PyTorch), so p = 0 or 1 gives a large finite loss.
+    ``weight`` rescales each element (broadcast to the input's shape).
+
+    Raises:
+        ShapeError: input and target shapes differ.
+        FwError: an input outside [0, 1] (apply sigmoid first, or use the _with_logits form).
+    """
+    data = input._data
+    low, high = (float(data.min()), float(data.max())) if data.size and \
+        data.dtype.kind == "f" else (0.0, 0.0)
+    if not 0.0 <= low <= high <= 1.0:  # NaN fails too, as in PyTorch
+        raise FwError(f"all elements of input should be between 0 and 1, got values in "
+                      f"[{low:.4g}, {high:.4g}]", op="binary_cross_entropy",
+                      hint="pass probabilities (apply sigmoid), or pass the logits to "
+                      "binary_cross_entropy_with_logits, which is also more stable")
+    weights = () if weight is None else (weight,)
+    return _pair_call(BINARY_CROSS_ENTROPY, input, target, {"reduction": reduction}, *weights)
+
+
+def _bce_logits_vjp(ctx, g):
+    x, target, *rest = ctx.inputs
+    a = ctx.attrs
+    it = iter(rest)
+    weight = next(it) if a["has_weight"] else None
+    pos_weight = next(it) if a["has_pos_weight"] else None
+    cot = _cotangent(g, a["reduction"], x.numel())
+    weighted = cot if weight is None else cot * weight
+    soft = softplus(-x)  # log(1 + e^-x), stable
+    grads = []
+    if ctx.next[0] is not None:
+        if pos_weight is None:
+            grads.append(weighted * (sigmoid(x) - target))
+        else:
+            log_weight = (pos_weight - 1.0) * target + 1.0
+            grads.append(weighted * (log_weight * sigmoid(x) - pos_weight * target))
+    else:
+        grads.append(None)
+    if ctx.next[1] is not None:
+        slope = -x if pos_weight is None else (pos_weight - 1.0) * soft - x
+        grads.append(weighted * slope)
+    else:
+        grads.append(None)
+    if weight is not None:
+        grads.append(None if ctx.next[2] is None else sum_to(cot * _bce_logits_unweighted(
+            x, target, pos_weight, soft), weight.shape))
+    if pos_weight is not None:
+        grads.append(None if ctx.next[len(grads)] is None else sum_to(
+            weighted * target * soft, pos_weight.shape))
+    return tuple(grads)
+
+
+def _bce_logits_unweighted(x, target, pos_weight, soft):
+    log_weight = 1.0 if pos_weight is None else (pos_weight - 1.0) * target + 1.0
+    return (1.0 - target) * x + log_weight * soft
+
+
+BCE_WITH_LOGITS = _pair_op(
+    "binary_cross_entropy_with_logits",
+    "w ((1 - t) x + (1 + (pos_weight - 1) t) log(1 + e^-x)) for logits x, computed stably; "
+    "reduced.", _bce_logits_vjp,
+    anchors.saturation("stable for any logit; a confidently wrong logit still gets a gradient "
+                       "of about -+1 per unit (it does not vanish), a confidently right one ~0"),
+    attrs=", weight: Tensor | None = None, pos_weight: Tensor | None = None")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
+                                     reduction: str = "mean", pos_weight=None):
+    """Binary cross-entropy of ``sigmoid(input)``, computed stably from the logits.
+
+    Args:
+        input: logits; target: probabilities in [0, 1] of the same shape.
+        weight: rescales each element (broadcast to the input's shape).
+        pos_weight: weight of the positive term, broadcast along the last (class) dimension:
+            > 1 raises recall, < 1 precision.
+    """
+    attrs = {"reduction": reduction, "has_weight": weight is not None,
+             "has_pos_weight": pos_weight is not None}
+    extra = tuple(t for t in (weight, pos_weight) if t is not None)
+    return _pair_call(BCE_WITH_LOGITS, input, target, attrs, *extra)
+
+
+# -- KL divergence --------------------------------------------------------------------------------
+def _kl_div_vjp(ctx, g):
+    x, target = ctx.inputs
+    a = ctx.attrs
+    count = (x.shape[0] if x.ndim else 1) if a["reduction"] == "batchmean" else x.numel()
+    cot = _cotangent(g, a["reduction"], count)
+    gx = gt = None
+    if a["log_target"]:
+        p = exp(target)
+        if ctx.next[0] is not None:
+            gx = -cot * p
+        if ctx.next[1] is not None:
+            gt = cot * p * (target + 1.0 - x)
+    else:
+        if ctx.next[0] is not None:
+            gx = -cot * target
+        if ctx.next[1] is not None:
+            zero = target == 0  # t log t -> 0 there; keep log's argument away from 0
+            gt = where(zero, 0.0, cot * (log(where(zero, 1.0, target)) + 1.0 - x))
+    return gx, gt
+
+
+KL_DIV = define_op(
+    "kl_div", family="loss", builtin=True,
+    doc="KL(target || exp(input)) elementwise: t (log t - x), or e^t (t - x) with log_target; "
+        "0 where t = 0; reduced (batchmean divides the sum by the batch size).",
+    signature="kl_div(input: Tensor, target: Tensor, reduction: str = 'mean', log_target: bool "
+              "= False) -> Tensor",
+    meta=_pair_meta("kl_div"), vjp=_kl_div_vjp, structure=Structure.REDUCTION,
+    anchor=anchors.domain("input must be log-probabilities (log_softmax), not probabilities; "
+                          "a target of 0 contributes 0, but its gradient w.r.t. the target "
+                          "log(t) is -inf"),
+    saves=("inputs",))
+
+
+def kl_div(input, target, reduction: str = "mean", log_target: bool = False):  # noqa: A002
+    """Kullback-Leibler divergence of ``target`` from the distribution whose logs are ``input``.
+
+    ``reduction='batchmean'`` gives the true KL divergence per sample (sum / batch size);
+    'mean' divides by the number of elements, as PyTorch does.
+    """
+    _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
+    attrs = {"reduction": reduction, "log_target": bool(log_target)}
+    xd, td = input._data, target._data
+    if xd.shape != td.shape or xd.dtype.kind != "f" or td.dtype.kind != "f":
+        raise meta_error(KL_DIV, (input, target), attrs)
+    return apply(KL_DIV, (input, target), attrs)
+
+
+# -- cross-entropy and NLL ------------------------------------------------------------------------
+def _class_dim(ndim: int) -> int:
+    return 0 if ndim == 1 else 1
+
+
+def _class_view(t, ndim):
+    """A (C,) tensor shaped to broadcast against (C,), (N, C) or (N, C, d1, ...)."""
+    return t if ndim <= 2 else shape.reshape(t, (-1,) + (1,) * (ndim - 2))
+
+
+def _class_meta(op):
+    def meta(x, target, weight=None, *, reduction, probs=False, **_):
+        require_floating(x, op)
+        if len(x.shape) == 0:
+            raise ShapeError("expects input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d "
+                             "tensor", op=op, hint="the class scores go along dimension 1")
+        dim = _class_dim(len(x.shape))
+        classes = x.shape[dim]
+        rest = tuple(x.shape[:dim]) + tuple(x.shape[dim + 1:])
+        if probs:
+            require_floating(target, op)
+            if tuple(target.shape) != tuple(x.shape):
+                raise ShapeError(f"class-probability targets must have the input's shape: "
+                                 f"input {tuple(x.shape)}, target {tuple(target.shape)}", op=op,
+                                 hint="or pass class indices (integers) of shape "
+                                 f"{rest}")
+        else:
+            if target.dtype.category != _dt.INTEGER:
+                raise DTypeError(f"class-index targets must be integers, got "
+                                 f"{target.dtype.name}", op=op,
+                                 hint="convert with target.long(); float targets of the "
+                                 "input's shape are read as class probabilities")
+            if tuple(target.shape) != rest:
+                raise ShapeError(f"an input of shape {tuple(x.shape)} ({classes} classes along "
+                                 f"dim {dim}) needs class indices of shape {rest}, got target "
+                                 f"shape {tuple(target.shape)}", op=op,
+                                 hint="for (N, L, C) scores, move classes to dim 1: "
+                                 "input.transpose(1, 2)")
+        if weight is not None:
+            require_floating(weight, op)
+            if tuple(weight.shape) != (classes,):
+                raise ShapeError(f"weight has shape {tuple(weight.shape)}, expected "
+                                 f"({classes},): one weight per class", op=op,
+                                 hint="give one weight per class")
+        return _reduced(rest, reduction, x.dtype)
+
+    return meta
+
+
+def _class_distribution_meta(target, weight=None, *, num_classes, ignore_index,
+                             label_smoothing, dtype):
+    if target.dtype.category != _dt.INTEGER:
+        raise DTypeError(f"expects integer class indices, got {target.dtype.name}",
+                         op="class_distribution", hint="convert with .long()")
+    shape_ = tuple(target.shape)
+    return TensorSpec(shape_[:1] + (num_classes,) + shape_[1:], _dt.from_numpy(np.dtype(dtype)))
+
+
+CLASS_DISTRIBUTION = define_op(
+    "class_distribution", family="loss", builtin=True,
+    doc="q[i, c] = (1 - s) w[t_i] [c == t_i] + (s / C) w[c] for samples whose target t_i is "
+        "not ignore_index, else 0 (s: label smoothing, w: class weights or 1): the weight a "
+        "class-index target puts on each log-probability in cross_entropy and nll_loss.",
+    signature="class_distribution(target: Tensor[int, N, *], weight: Tensor[C] | None, "
+              "num_classes: int, ignore_index: int, label_smoothing: float, dtype) -> "
+              "Tensor[N, C, *]",
+    meta=_class_distribution_meta, vjp=None, structure=Structure.NONE,
+    anchor=anchors.flat("a constant built from integer labels: nothing to differentiate"))
+
+
+def _class_distribution(target, weight, classes, attrs, dtype, smoothing):
+    inputs = (target,) if weight is None else (target, weight)
+    return apply(CLASS_DISTRIBUTION, inputs, {
+        "num_classes": classes, "ignore_index": attrs["ignore_index"],
+        "label_smoothing": smoothing, "dtype": dtype.numpy})
+
+
+def _class_cotangent(g, reduction_, denominator, dim):
+    """g shaped to broadcast against (N, C, d1, ...) scores (a per-sample g gets a class axis)."""
+    if reduction_ == "none":
+        return g if g.ndim == 0 else shape.unsqueeze(g, dim)
+    if reduction_ == "mean":
+        return g / denominator
+    return g
+
+
+def _index_targets(ctx, weight, smoothing):
+    """(q, the 'mean' denominator) for class-index targets: sum of the picked class weights."""
+    x, target = ctx.inputs[:2]
+    classes = x.shape[_class_dim(x.ndim)]
+    q = _class_distribution(target, weight, classes, ctx.attrs, x.dtype, smoothing)
+    if ctx.attrs["reduction"] != "mean":
+        return q, None
+    picked = q if smoothing == 0 else _class_distribution(target, weight, classes, ctx.attrs,
+                                                          x.dtype, 0.0)
+    total = reduction.sum(picked)
+    return q, where(total == 0, 1.0, total)  # all ignored: q is 0, so any finite scale gives 0
+
+
+def _cross_entropy_vjp(ctx, g):
+    x, target, *rest = ctx.inputs
+    weight = rest[0] if rest else None
+    a = ctx.attrs
+    dim = _class_dim(x.ndim)
+    classes = x.shape[dim]
+    smoothing = a["label_smoothing"]
+    if a["probs"]:
+        q = target if smoothing == 0 else target * (1.0 - smoothing) + smoothing / classes
+        if weight is not None:
+            q = q * _class_view(weight, x.ndim)
+        scale = _class_cotangent(g, a["reduction"], x.numel() // classes if classes else 1, dim)
+    else:
+        q, denominator = _index_targets(ctx, weight, smoothing)
+        scale = _class_cotangent(g, a["reduction"], denominator, dim)
+    gx = gt = None
+    if ctx.next[0] is not None:
+        gx = (softmax(x, dim) * reduction.sum(q, dim=dim, keepdim=True) - q) * scale
+    if a["probs"] and ctx.next[1] is not None:
+        gt = log_softmax(x, dim) * scale * -(1.0 - smoothing)
+        if weight is not None:
+            gt = gt * _class_view(weight, x.ndim)
+    return (gx, gt, None)[:len(ctx.inputs)]
+
+
+CROSS_ENTROPY = define_op(
+    "cross_entropy", family="loss", builtin=True,
+    doc="-sum_c q[c] log_softmax(input)[c] per sample, q being the (smoothed, weighted) target "
+        "distribution; class-index targets skip ignore_index, and 'mean' divides by the summed "
+        "weights of the counted targets (by the sample count for probability targets).",
+    signature="cross_entropy(input: Tensor[N, C, *], target: Tensor[int, N, *] | Tensor[N, C, "
+              "*], weight: Tensor[C] | None = None, ignore_index: int = -100, reduction: str = "
+              "'mean', label_smoothing: float = 0.0) -> Tensor",
+    meta=_class_meta("cross_entropy"), vjp=_cross_entropy_vjp, structure=Structure.REDUCTION,
+    anchor=anchors.pole("log of 0 when a logit is -inf (or when probabilities are passed "
+                        "instead of logits): use raw logits, not probabilities",
+                        region=lambda x, *rest: isinf(x)),
+    saves=("inputs",))
+
+
+def _nll_loss_vjp(ctx, g):
+    x = ctx.inputs[0]
+    weight = ctx.inputs[2] if len(ctx.inputs) > 2 else None
+    if ctx.next[0] is None:
+        return (None,) * len(ctx.inputs)
+    q, denominator = _index_targets(ctx, weight, 0.0)
+    gx = -q * _class_cotangent(g, ctx.attrs["reduction"], denominator, _class_dim(x.ndim))
+    return (gx, None, None)[:len(ctx.inputs)]
+
+
+NLL_LOSS = define_op(
+    "nll_loss", family="loss", builtin=True,
+    doc="-w[t] input[t] per sample (input: log-probabilities), skipping ignore_index; 'mean' "
+        "divides by the summed weights of the counted targets.",
+    signature="nll_loss(input: Tensor[N, C, *], target: Tensor[int, N, *], weight: Tensor[C] | "
+              "None = None, ignore_index: int = -100, reduction: str = 'mean') -> Tensor",
+    meta=_class_meta("nll_loss"), vjp=_nll_loss_vjp, structure=Structure.REDUCTION,
+    anchor=anchors.smooth("linear in its input: feed it log_softmax output (log-probabilities)"
+                          ", not probabilities, or use cross_entropy on raw logits"),
+    saves=("inputs",))
+
+
+def _class_call(op, x, target, weight, attrs):
+    inputs = (x, target) if weight is None else (x, target, weight)
+    xd, td = x._data, target._data
+    if xd.dtype.kind != "f" or xd.ndim == 0:
+        raise meta_error(op, inputs, attrs)
+    dim = _class_dim(xd.ndim)
+    classes = xd.shape[dim]
+    if attrs.get("probs"):
+        if td.shape != xd.shape:
+            raise meta_error(op, inputs, attrs)
+    else:
+        if td.dtype.kind not in "iu" or td.shape != xd.shape[:dim] + xd.shape[dim + 1:]:
+            raise meta_error(op, inputs, attrs)
+        check_indices(op.name, inputs, target, classes, "target label", "classes",
+                      f"the input has {classes} class scores along dim {dim}: give the "
+                      "model's last layer one output per class, and make labels start at 0",
+                      ignore=attrs["ignore_index"])
+    if weight is not None:
+        if weight.requires_grad and state.grad_enabled:
+            raise UnsupportedError("class weights that require grad are not supported: the "
+                                   "loss treats them as constants", op=op.name,
+                                   hint="pass weight.detach()")
+        if weight._data.shape != (classes,):
+            raise meta_error(op, inputs, attrs)
+    return apply(op, inputs, attrs)
+
+
+def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """Cross-entropy between raw logits and class targets (log_softmax + nll in one kernel).
+
+    Args:
+        input: logits of shape (C,), (N, C) or (N, C, d1, ...): classes along dim 1.
+        target: class indices (integers) of shape (), (N,) or (N, d1, ...), or class
+            probabilities (floats) of the input's shape.
+        weight: optional (C,) class weights (constants).
+        ignore_index: class-index targets equal to it add nothing and are not counted.
+        reduction: 'mean' (over counted targets, weighted), 'sum' or 'none'.
+        label_smoothing: s in [0, 1]: the target becomes (1 - s) target + s / C.
+
+    With every target ignored, 'mean' is 0 / 0 = NaN (as PyTorch).
+
+    Raises:
+        FwError: a label outside [0, C) that is not ignore_index (naming it and C).
+        ShapeError: input and target shapes do not fit.
+    """
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise bad_argument("cross_entropy", f"label_smoothing must be in [0, 1], got "
+                           f"{label_smoothing}", "a typical value is 0.1")
+    attrs = {"ignore_index": int(ignore_index), "reduction": reduction,
+             "label_smoothing": float(label_smoothing),
+             "probs": target._data.dtype.kind == "f"}
+    return _class_call(CROSS_ENTROPY, input, target, weight, attrs)
+
+
+def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
+             reduction: str = "mean"):
+    """Negative log-likelihood of class indices under log-probabilities ``input``.
+
+    Shapes as :func:`cross_entropy` with class-index targets; ``log_softmax`` then ``nll_loss``
+    equals ``cross_entropy``.
+    """
+    _check_reduction("nll_loss", reduction)
+    attrs = {"ignore_index": int(ignore_index), "reduction": reduction}
+    return _class_call(NLL_LOSS, input, target, weight, attrs)
+
+
+#: Tensor methods this family provides (bound by fw_core.tensor_methods)
 METHODS: dict = {}

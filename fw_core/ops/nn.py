@@ -1,4 +1,795 @@
-"""nn ops (being written)."""
+"""Neural-network ops: softmax family, normalisations, dropout, embedding, attention.
 
-__all__: list[str] = []
-METHODS: dict = {}
+Each op's forward is one fused kernel (see ``fw_cpu/kernels/nn.py``); each VJP is written with fw
+ops, so it runs on every device and can be differentiated again.
+
+Jacobian structures: softmax, log_softmax and the normalisations are REDUCTION ops. Each output
+combines every input of its slice (the softmax dim, the normalised axes, a channel's batch), so
+the Jacobian is block-diagonal with one dense block per slice: a reduction over those axes
+followed by a broadcast back. That is what fusion must know (the slice has to be reduced before
+any output is ready), and it is more than OPAQUE says. Dropout is ELEMENTWISE (for a fixed mask)
+and embedding INJECTIVE (each output element is one weight element, moved).
+"""
+
+from __future__ import annotations
+
+__all__ = ["batch_norm", "dropout", "embedding", "group_norm", "layer_norm", "log_softmax",
+           "rms_norm", "scaled_dot_product_attention", "softmax"]
+
+import functools
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import ArgumentError, DTypeError, FwError, ShapeError, UnsupportedError
+from ..records import Structure, TensorSpec
+from . import anchors, linalg, reduction, shape
+from .broadcast import sum_to
+from .creation import as_tensor
+from .dispatch import apply, explain_failure
+from .elementwise import exp, rsqrt, where
+from .meta import broadcast_shapes, describe, normalize_dim, require_floating
+from .registry import define_op
+
+_NORM_POLE = anchors.pole("zero variance: the eps keeps the gradient finite, but a (nearly) "
+                          "constant slice makes the output and its gradient scale like "
+                          "1/sqrt(eps)")
+
+
+def bad_argument(op: str, message: str, hint: str) -> ArgumentError:
+    """The error for an attribute value an op cannot take (``p=1.5``, ``reduction='avg'``)."""
+    return ArgumentError(message, op=op, hint=hint)
+
+
+def meta_error(op, inputs, attrs) -> FwError:
+    """The meta rule's error for inputs a public function rejects before running its kernel."""
+    return explain_failure(op, inputs, attrs, TypeError("rejected before the kernel ran"))
+
+
+# -- softmax family -------------------------------------------------------------------------------
+def _softmax_meta(x, dim):
+    require_floating(x, "softmax")
+    normalize_dim(dim, len(x.shape), "softmax")
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+def _softmax_vjp(ctx, g):
+    out = ctx.out
+    if out.ndim == 0:
+        return (g * 0.0,)
+    return (_softmax_grad(out, g, ctx.attrs["dim"]),)
+
+
+def _log_softmax_vjp(ctx, g):
+    if g.ndim == 0:
+        return (g * 0.0,)
+    return (g - exp(ctx.out) * reduction.sum(g, dim=ctx.attrs["dim"], keepdim=True),)
+
+
+_DOMINANT = ("a dominant logit saturates softmax: gradients to the others vanish (scale the "
+             "logits down, i.e. raise the temperature, or look for exploding logits)")
+
+SOFTMAX = define_op(
+    "softmax", family="nn", builtin=True,
+    doc="exp(x) / sum(exp(x)) along ``dim``, computed stably (the max is subtracted first).",
+    signature="softmax(x: Tensor, dim: int) -> Tensor",
+    meta=_softmax_meta, vjp=_softmax_vjp, structure=Structure.REDUCTION,
+    anchor=anchors.temperature(_DOMINANT), saves=("out",))
+
+SAFE_SOFTMAX = define_op(
+    "safe_softmax", family="nn", builtin=True,
+    doc="softmax along ``dim``, except that a slice whose entries are all -inf gives zeros "
+        "instead of NaN (fully masked attention rows).",
+    signature="safe_softmax(x: Tensor, dim: int) -> Tensor",
+    meta=_softmax_meta, vjp=_softmax_vjp, structure=Structure.REDUCTION,
+    anchor=anchors.temperature(_DOMINANT), saves=("out",))
+
+LOG_SOFTMAX = define_op(
+    "log_softmax", family="nn", builtin=True,
+    doc="x - logsumexp(x) along ``dim``: the log of softmax, computed stably.",
+    signature="log_softmax(x: Tensor, dim: int) -> Tensor",
+    meta=_softmax_meta, vjp=_log_softmax_vjp, structure=Structure.REDUCTION,
+    anchor=anchors.smooth("stable: prefer it to log(softmax(x)), which underflows to log(0) = "
+                          "-inf for very negative logits"),
+    saves=("out",))
+
+
+def _softmax_call(op, x, dim, dtype):
+    if dtype is not None:
+        x = x.to(dtype)
+    attrs = {"dim": normalize_dim(dim, x._data.ndim, op.name)}
+    if x._data.dtype.kind != "f":
+        raise meta_error(op, (x,), attrs)
+    return apply(op, (x,), attrs)
+
+
+def softmax(x, dim: int, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``: probabilities along ``dim`` (stable for large logits).
+
+    Args:
+        x: floating-point logits of any shape.
+        dim: the dimension that sums to 1 (negative counts from the end).
+        dtype: convert ``x`` to this dtype first (e.g. ``fw.float32`` for half inputs).
+
+    >>> fw.softmax(fw.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([0.09  , 0.2447, 0.6652])
+    """
+    return _softmax_call(SOFTMAX, x, dim, dtype)
+
+
+def log_softmax(x, dim: int, dtype=None):
+    """``x - logsumexp(x, dim)``: log-probabilities along ``dim``; use it, not log(softmax(x)).
+
+    >>> fw.log_softmax(fw.tensor([0.0, 0.0]), dim=0)
+    tensor([-0.6931, -0.6931])
+    """
+    return _softmax_call(LOG_SOFTMAX, x, dim, dtype)
+
+
+def safe_softmax(x, dim: int):
+    """softmax, but rows that are entirely -inf give 0 (and a 0 gradient) instead of NaN."""
+    return _softmax_call(SAFE_SOFTMAX, x, dim, None)
+
+
+# -- normalisations -------------------------------------------------------------------------------
+def _standardized(x, axes, eps):
+    """``(x - mean) / sqrt(var + eps)`` over ``axes`` and the ``1/sqrt(var + eps)``, in fw ops."""
+    centered = x - reduction.mean(x, dim=axes, keepdim=True)
+    invstd = rsqrt(reduction.mean(centered * centered, dim=axes, keepdim=True) + eps)
+    return centered * invstd, invstd
+
+
+def _standardize_vjp(g_xhat, xhat, invstd, axes):
+    """The gradient w.r.t. x of ``xhat = standardize(x)`` over ``axes``, given d/dxhat."""
+    return (g_xhat - reduction.mean(g_xhat, dim=axes, keepdim=True)
+            - xhat * reduction.mean(g_xhat * xhat, dim=axes, keepdim=True)) * invstd
+
+
+def _sum_over(x, axes):
+    """``x`` summed over ``axes`` (``x`` itself when there are none: sum(dim=()) sums all)."""
+    return reduction.sum(x, dim=axes) if axes else x
+
+
+def _params(tensors, flags):
+    """Split the optional trailing inputs of a norm op by its has_* flags (None when absent)."""
+    it = iter(tensors)
+    return [next(it) if present else None for present in flags]
+
+
+def _check_param(op, what, spec, expected):
+    if spec is None:
+        return
+    if tuple(spec.shape) != tuple(expected):
+        raise ShapeError(f"{what} has shape {tuple(spec.shape)}, expected {tuple(expected)}",
+                         op=op, hint=f"give {what} one entry per normalised feature")
+    require_floating(spec, op)
+
+
+def _channel_view(t, ndim):
+    """A (C,) tensor shaped to broadcast against an (N, C, *) tensor of ``ndim`` dims."""
+    return t if ndim <= 2 else shape.reshape(t, (-1,) + (1,) * (ndim - 2))
+
+
+def _norm_op(name, doc, signature, meta, vjp, anchor=_NORM_POLE):
+    """A normalisation's contract: REDUCTION over its normalised slices, VJP from its inputs."""
+    return define_op(name, family="nn", builtin=True, doc=doc, signature=signature, meta=meta,
+                     vjp=vjp, structure=Structure.REDUCTION, anchor=anchor, saves=("inputs",))
+
+
+def _batch_norm_meta(x, *tensors, training, momentum, eps, has_running, has_weight, has_bias):
+    require_floating(x, "batch_norm")
+    if len(x.shape) < 2:
+        raise ShapeError(f"expects an (N, C) or (N, C, *) input, got shape {tuple(x.shape)}",
+                         op="batch_norm", hint="add a batch dimension: x.unsqueeze(0)")
+    channels = x.shape[1]
+    running_mean, running_var, weight, bias = _params(
+        tensors, (has_running, has_running, has_weight, has_bias))
+    for what, spec in (("running_mean", running_mean), ("running_var", running_var),
+                       ("weight", weight), ("bias", bias)):
+        _check_param("batch_norm", what, spec, (channels,))
+    if training and math.prod(x.shape) // max(channels, 1) == 1:
+        raise ShapeError(f"expected more than 1 value per channel when training, got input "
+                         f"shape {tuple(x.shape)}", op="batch_norm",
+                         hint="use a batch of at least 2, or evaluation mode (training=False)")
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+def _batch_norm_vjp(ctx, g):
+    x, *tensors = ctx.inputs
+    a = ctx.attrs
+    running_mean, running_var, weight, bias = _params(
+        tensors, (a["has_running"], a["has_running"], a["has_weight"], a["has_bias"]))
+    axes = (0, *range(2, x.ndim))
+    if a["training"]:
+        xhat, invstd = _standardized(x, axes, a["eps"])
+    else:
+        invstd = rsqrt(_channel_view(running_var, x.ndim) + a["eps"])
+        xhat = (x - _channel_view(running_mean, x.ndim)) * invstd
+    g_xhat = g if weight is None else g * _channel_view(weight, x.ndim)
+    gx = None
+    if ctx.next[0] is not None:
+        gx = (_standardize_vjp(g_xhat, xhat, invstd, axes) if a["training"]
+              else g_xhat * invstd)
+    grads = [gx] + [None] * (2 if a["has_running"] else 0)
+    if weight is not None:
+        grads.append(reduction.sum(g * xhat, dim=axes) if ctx.next[len(grads)] is not None
+                     else None)
+    if bias is not None:
+        grads.append(reduction.sum(g, dim=axes) if ctx.next[len(grads)] is not None else None)
+    return tuple(grads)
+
+
+BATCH_NORM = _norm_op(
+    "batch_norm",
+    "(x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1), with the batch's "
+    "statistics when training (the kernel then also updates running_mean/running_var in place, "
+    "with the unbiased variance: the op's one declared side effect), else the running "
+    "statistics.",
+    "batch_norm(x: Tensor[N, C, *], running_mean: Tensor[C] | None, running_var: Tensor[C] | "
+    "None, weight: Tensor[C] | None, bias: Tensor[C] | None, training: bool, momentum: float, "
+    "eps: float) -> Tensor[N, C, *]",
+    _batch_norm_meta, _batch_norm_vjp)
+
+
+def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise each channel (dim 1) of an (N, C) or (N, C, *) batch, then scale and shift.
+
+    In training mode the batch's mean and (biased) variance normalise ``x`` and, when given,
+    ``running_mean``/``running_var`` are updated in place as PyTorch does:
+    ``running = (1 - momentum) * running + momentum * batch_stat`` (unbiased variance). The
+    update is not recorded for autograd. In evaluation mode the running statistics are used.
+
+    Args:
+        x: floating-point input of shape (N, C) or (N, C, *).
+        running_mean, running_var: (C,) tensors, both or neither (needed when not training).
+        weight, bias: optional (C,) affine parameters.
+        training: use batch statistics (and update the running ones).
+        momentum: weight of the new batch statistic in the running average.
+        eps: added to the variance, keeping 1/sqrt(var + eps) finite.
+
+    Raises:
+        ShapeError: wrong parameter shapes, or one value per channel while training.
+    """
+    if (running_mean is None) != (running_var is None):
+        raise bad_argument("batch_norm", "running_mean and running_var must be given together",
+                           "pass both running statistics, or neither")
+    has_running = running_mean is not None
+    if not training and not has_running:
+        raise bad_argument("batch_norm", "running_mean must be defined in evaluation mode",
+                           "pass the running statistics, or training=True to use the batch's")
+    if momentum is None:
+        raise bad_argument("batch_norm", "momentum must be a float",
+                           "pass the averaging factor; nn.BatchNorm computes the cumulative-"
+                           "average factor itself when its momentum is None")
+    inputs = (x, *((running_mean, running_var) if has_running else ()),
+              *(t for t in (weight, bias) if t is not None))
+    attrs = {"training": bool(training), "momentum": float(momentum), "eps": float(eps),
+             "has_running": has_running, "has_weight": weight is not None,
+             "has_bias": bias is not None}
+    data = x._data
+    if data.dtype.kind != "f" or data.ndim < 2 or (
+            training and data.shape[1] and data.size == data.shape[1]):
+        raise meta_error(BATCH_NORM, inputs, attrs)
+    if training and has_running:
+        from ..tensor_methods import bump_version  # binds every family: import it late
+
+        # before apply: the node then records the updated version, so backward still works
+        bump_version(running_mean)
+        bump_version(running_var)
+    return apply(BATCH_NORM, inputs, attrs)
+
+
+def _trailing(shape_, normalized_shape) -> bool:
+    """Whether ``normalized_shape`` (non-empty) is the trailing part of ``shape_``."""
+    k = len(normalized_shape)
+    return 0 < k <= len(shape_) and tuple(shape_[len(shape_) - k:]) == tuple(normalized_shape)
+
+
+def _check_trailing(op, x, normalized_shape):
+    require_floating(x, op)
+    if not _trailing(x.shape, normalized_shape):
+        raise ShapeError(f"normalized_shape {tuple(normalized_shape)} does not match the last "
+                         f"dimensions of an input of shape {tuple(x.shape)}", op=op,
+                         hint="normalized_shape must be non-empty and equal "
+                         "x.shape[-len(normalized_shape):]")
+
+
+def _layer_norm_meta(x, *tensors, normalized_shape, eps, has_weight, has_bias):
+    _check_trailing("layer_norm", x, normalized_shape)
+    weight, bias = _params(tensors, (has_weight, has_bias))
+    _check_param("layer_norm", "weight", weight, normalized_shape)
+    _check_param("layer_norm", "bias", bias, normalized_shape)
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+def _layer_norm_vjp(ctx, g):
+    x, *tensors = ctx.inputs
+    a = ctx.attrs
+    weight, bias = _params(tensors, (a["has_weight"], a["has_bias"]))
+    k = len(a["normalized_shape"])
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    xhat, invstd = _standardized(x, axes, a["eps"])
+    grads = [_standardize_vjp(g if weight is None else g * weight, xhat, invstd, axes)
+             if ctx.next[0] is not None else None]
+    if weight is not None:
+        grads.append(_sum_over(g * xhat, lead) if ctx.next[1] is not None else None)
+    if bias is not None:
+        grads.append(_sum_over(g, lead) if ctx.next[len(grads)] is not None else None)
+    return tuple(grads)
+
+
+LAYER_NORM = _norm_op(
+    "layer_norm",
+    "(x - mean) / sqrt(var + eps) * weight + bias, with the mean and biased variance over the "
+    "last len(normalized_shape) dimensions of each sample.",
+    "layer_norm(x: Tensor[*, *normalized_shape], normalized_shape: tuple[int, ...], weight: "
+    "Tensor | None, bias: Tensor | None, eps: float) -> Tensor",
+    _layer_norm_meta, _layer_norm_vjp)
+
+
+def _as_shape(normalized_shape) -> tuple[int, ...]:
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(int(s) for s in normalized_shape)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise each sample over its last ``len(normalized_shape)`` dimensions.
+
+    Args:
+        x: floating-point input whose trailing dimensions equal ``normalized_shape``.
+        normalized_shape: an int or a tuple (the normalised trailing shape).
+        weight, bias: optional tensors of shape ``normalized_shape``.
+        eps: added to the (biased) variance.
+
+    Raises:
+        ShapeError: ``normalized_shape`` or the parameters do not match ``x``.
+    """
+    normalized_shape = _as_shape(normalized_shape)
+    inputs = (x, *(t for t in (weight, bias) if t is not None))
+    attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
+             "has_weight": weight is not None, "has_bias": bias is not None}
+    if x._data.dtype.kind != "f" or not _trailing(x._data.shape, normalized_shape):
+        raise meta_error(LAYER_NORM, inputs, attrs)
+    return apply(LAYER_NORM, inputs, attrs)
+
+
+def _group_norm_meta(x, *tensors, num_groups, eps, has_weight, has_bias):
+    require_floating(x, "group_norm")
+    if len(x.shape) < 2:
+        raise ShapeError(f"expects an (N, C, *) input, got shape {tuple(x.shape)}",
+                         op="group_norm", hint="add a batch dimension: x.unsqueeze(0)")
+    channels = x.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise ShapeError(f"{channels} channels cannot be split into {num_groups} groups",
+                         op="group_norm",
+                         hint="num_groups must be positive and divide the channel count")
+    weight, bias = _params(tensors, (has_weight, has_bias))
+    _check_param("group_norm", "weight", weight, (channels,))
+    _check_param("group_norm", "bias", bias, (channels,))
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+def _group_norm_vjp(ctx, g):
+    x, *tensors = ctx.inputs
+    a = ctx.attrs
+    weight, bias = _params(tensors, (a["has_weight"], a["has_bias"]))
+    grouped = (x.shape[0], a["num_groups"], -1)
+    xhat_g, invstd = _standardized(shape.reshape(x, grouped), (2,), a["eps"])
+    xhat = shape.reshape(xhat_g, x.shape)
+    channel_axes = (0, *range(2, x.ndim))
+    grads = [None]
+    if ctx.next[0] is not None:
+        g_xhat = g if weight is None else g * _channel_view(weight, x.ndim)
+        grads[0] = shape.reshape(
+            _standardize_vjp(shape.reshape(g_xhat, grouped), xhat_g, invstd, (2,)), x.shape)
+    if weight is not None:
+        grads.append(reduction.sum(g * xhat, dim=channel_axes) if ctx.next[1] is not None
+                     else None)
+    if bias is not None:
+        grads.append(reduction.sum(g, dim=channel_axes) if ctx.next[len(grads)] is not None
+                     else None)
+    return tuple(grads)
+
+
+GROUP_NORM = _norm_op(
+    "group_norm",
+    "Split the C channels of each sample into num_groups groups, normalise each group (mean "
+    "and biased variance over its channels and positions), then scale and shift per channel.",
+    "group_norm(x: Tensor[N, C, *], num_groups: int, weight: Tensor[C] | None, bias: Tensor[C] "
+    "| None, eps: float) -> Tensor[N, C, *]",
+    _group_norm_meta, _group_norm_vjp)
+
+
+def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Group normalisation of an (N, C, *) input (channels split into ``num_groups``).
+
+    Raises:
+        ShapeError: ``num_groups`` does not divide C, or the parameters are not (C,).
+    """
+    inputs = (x, *(t for t in (weight, bias) if t is not None))
+    attrs = {"num_groups": int(num_groups), "eps": float(eps), "has_weight": weight is not None,
+             "has_bias": bias is not None}
+    data = x._data
+    if data.dtype.kind != "f" or data.ndim < 2 or num_groups <= 0 or data.shape[1] % num_groups:
+        raise meta_error(GROUP_NORM, inputs, attrs)
+    return apply(GROUP_NORM, inputs, attrs)
+
+
+def _rms_norm_meta(x, *tensors, normalized_shape, eps, has_weight):
+    _check_trailing("rms_norm", x, normalized_shape)
+    (weight,) = _params(tensors, (has_weight,))
+    _check_param("rms_norm", "weight", weight, normalized_shape)
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+def _rms_norm_vjp(ctx, g):
+    x, *tensors = ctx.inputs
+    a = ctx.attrs
+    k = len(a["normalized_shape"])
+    axes = tuple(range(x.ndim - k, x.ndim))
+    r = rsqrt(reduction.mean(x * x, dim=axes, keepdim=True) + a["eps"])
+    weight = tensors[0] if a["has_weight"] else None
+    gy = g if weight is None else g * weight
+    grads = [None]
+    if ctx.next[0] is not None:
+        # y = x r with r = (mean(x^2) + eps)^-1/2, so dr/dx = -r^3 x / n
+        grads[0] = (gy - x * (r * r) * reduction.mean(gy * x, dim=axes, keepdim=True)) * r
+    if weight is not None:
+        grads.append(_sum_over(g * x * r, tuple(range(x.ndim - k)))
+                     if ctx.next[1] is not None else None)
+    return tuple(grads)
+
+
+RMS_NORM = _norm_op(
+    "rms_norm",
+    "x / sqrt(mean(x^2) + eps) * weight, the mean over the last len(normalized_shape) "
+    "dimensions (no centering).",
+    "rms_norm(x: Tensor[*, *normalized_shape], normalized_shape: tuple[int, ...], weight: "
+    "Tensor | None, eps: float | None) -> Tensor",
+    _rms_norm_meta, _rms_norm_vjp,
+    anchors.pole("an all-zero slice: the eps keeps 1/sqrt(mean(x^2) + eps) finite, but its "
+                 "gradient scales like 1/sqrt(eps)"))
+
+
+def rms_norm(x, normalized_shape, weight=None, eps: float | None = None):
+    """Root-mean-square normalisation over the last ``len(normalized_shape)`` dimensions.
+
+    ``eps=None`` uses the machine epsilon of x's dtype (float32's for half inputs), as PyTorch.
+    """
+    normalized_shape = _as_shape(normalized_shape)
+    data = x._data
+    if eps is None:
+        eps = float(np.finfo(np.float32 if data.dtype == np.float16 else data.dtype).eps) \
+            if data.dtype.kind == "f" else 0.0
+    inputs = (x,) if weight is None else (x, weight)
+    attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
+             "has_weight": weight is not None}
+    if data.dtype.kind != "f" or not _trailing(data.shape, normalized_shape):
+        raise meta_error(RMS_NORM, inputs, attrs)
+    return apply(RMS_NORM, inputs, attrs)
+
+
+# -- dropout --------------------------------------------------------------------------------------
+def _dropout_meta(x, mask, p):
+    require_floating(x, "dropout")
+    if tuple(mask.shape) != tuple(x.shape) or mask.dtype is not _dt.bool_:
+        raise ShapeError(f"mask {mask} does not match input {x}", op="dropout",
+                         hint="the mask is a bool tensor of the input's shape")
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+DROPOUT = define_op(
+    "dropout", family="nn", builtin=True,
+    doc="x * mask / (1 - p): kept elements scaled up so the expectation is unchanged, dropped "
+        "ones 0 (all 0 when p = 1).",
+    signature="dropout(x: Tensor, mask: Tensor[bool], p: float) -> Tensor",
+    meta=_dropout_meta,
+    # the VJP of dropout is dropout with the same mask
+    vjp=lambda ctx, g: (apply(DROPOUT, (g, ctx.inputs[1]), ctx.attrs), None),
+    structure=Structure.ELEMENTWISE,
+    anchor=anchors.smooth("linear for a fixed mask: dropped units get exactly 0 gradient this "
+                          "step, kept ones 1/(1-p)"),
+    saves=("inputs",))
+
+
+def dropout(x, p: float = 0.5, training: bool = True, generator=None):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    The mask is drawn from ``generator`` (default: ``fw.random.default_generator``), so the same
+    seed gives the same mask on every device. Returns ``x`` itself when ``p == 0`` or not
+    ``training``; all zeros when ``p == 1``.
+
+    >>> g = fw.Generator(0)
+    >>> fw.dropout(fw.ones(4), 0.5, generator=g).tolist()
+    [2.0, 2.0, 2.0, 0.0]
+    """
+    if not 0.0 <= p <= 1.0:
+        raise bad_argument("dropout", f"dropout probability has to be between 0 and 1, got {p}",
+                           "pass p in [0, 1] (the fraction of elements to zero)")
+    if not training or p == 0.0:
+        return x
+    return apply(DROPOUT, (x, _keep_mask(x._data.shape, p, x._device, generator)),
+                 {"p": float(p)})
+
+
+def _keep_mask(shape_, p, device, generator=None):
+    """A bool tensor on ``device``, each element True with probability 1 - p.
+
+    Drawn on the host (float32 uniforms from the generator's PCG64 stream), so one seed gives
+    one mask on every device.
+    """
+    if p >= 1.0:
+        keep = np.zeros(shape_, dtype=bool)
+    else:
+        if generator is None:
+            from ..random import default_generator as generator
+        keep = np.asarray(generator.numpy.random(shape_, dtype=np.float32) >= p)
+    return as_tensor(keep, device=device)
+
+
+# -- embedding ------------------------------------------------------------------------------------
+def _index_meta(op, indices):
+    if indices.dtype.category != _dt.INTEGER:
+        raise DTypeError(f"expects integer indices, got {indices.dtype.name}", op=op,
+                         hint="convert them with .long()")
+
+
+def _embedding_meta(indices, weight, padding_idx):
+    _index_meta("embedding", indices)
+    if len(weight.shape) != 2:
+        raise ShapeError(f"expects a 2-d weight (num_embeddings, dim), got shape "
+                         f"{tuple(weight.shape)}", op="embedding",
+                         hint="the weight holds one row per vocabulary entry")
+    return TensorSpec(tuple(indices.shape) + (weight.shape[1],), weight.dtype)
+
+
+def _embedding_vjp(ctx, g):
+    indices, weight = ctx.inputs
+    if ctx.next[1] is None:
+        return (None, None)
+    return (None, apply(EMBEDDING_BACKWARD, (g, indices),
+                        {"num_weights": weight.shape[0], "padding_idx": ctx.attrs["padding_idx"]}))
+
+
+EMBEDDING = define_op(
+    "embedding", family="nn", builtin=True,
+    doc="weight[indices]: one row of ``weight`` per index (a table lookup).",
+    signature="embedding(indices: Tensor[int, *], weight: Tensor[V, D], padding_idx: int | None"
+              ") -> Tensor[*, D]",
+    meta=_embedding_meta, vjp=_embedding_vjp, structure=Structure.INJECTIVE,
+    anchor=anchors.smooth("linear in the weight: only the rows that were looked up get a "
+                          "gradient (the padding row never does)"),
+    saves=("inputs",))
+
+
+def _embedding_backward_meta(g, indices, num_weights, padding_idx):
+    _index_meta("embedding_backward", indices)
+    if tuple(g.shape[:-1]) != tuple(indices.shape):
+        raise ShapeError(f"gradient {g} does not match indices {indices}",
+                         op="embedding_backward", hint="g must have shape indices.shape + (D,)")
+    return TensorSpec((num_weights, g.shape[-1]), g.dtype)
+
+
+def _embedding_backward_vjp(ctx, gg):
+    indices = ctx.inputs[1]
+    pad = ctx.attrs["padding_idx"]
+    if pad is not None:
+        rows = np.arange(ctx.attrs["num_weights"]).reshape(-1, 1) == pad
+        gg = where(as_tensor(rows, device=gg._device), 0.0, gg)
+    return (apply(EMBEDDING, (indices, gg), {"padding_idx": pad}), None)
+
+
+EMBEDDING_BACKWARD = define_op(
+    "embedding_backward", family="nn", builtin=True,
+    doc="The weight gradient of embedding: the rows of g scatter-added at their indices into "
+        "a (num_weights, D) zero matrix; the padding_idx row stays 0.",
+    signature="embedding_backward(g: Tensor[*, D], indices: Tensor[int, *], num_weights: int, "
+              "padding_idx: int | None) -> Tensor[num_weights, D]",
+    meta=_embedding_backward_meta, vjp=_embedding_backward_vjp, structure=Structure.INJECTIVE,
+    anchor=anchors.smooth("linear: a sum of rows"), saves=("inputs",))
+
+
+def check_indices(op: str, inputs: tuple, indices, size: int, what: str, unit: str, hint: str,
+                  ignore=None) -> None:
+    """Raise a FwError naming the first of ``indices`` outside [0, size) (``ignore`` is allowed
+    too); ``inputs`` are the op's tensors, for the error's description.
+
+    One min/max pass over the indices on the common path; this turns a bad label into an
+    explanation instead of a wrong gather (negative indices would silently wrap around).
+    """
+    data = indices._data
+    if data.size == 0:
+        return
+    if 0 <= int(data.min()) and int(data.max()) < size:
+        return
+    bad = (data < 0) | (data >= size)
+    if ignore is not None:
+        bad &= data != ignore
+    if not bool(bad.any()):
+        return
+    first = int(data[bad].reshape(-1)[0])
+    allowed = f"[0, {size - 1}]" if size else "nothing (the size is 0)"
+    if ignore is not None:
+        allowed += f" or ignore_index={ignore}"
+    raise FwError(f"{what} {first} is out of range: there are {size} {unit}, so valid values "
+                  f"are {allowed}", op=op, inputs=describe(inputs),
+                  hint=hint)
+
+
+def embedding(indices, weight, padding_idx: int | None = None):
+    """Rows of ``weight`` (num_embeddings, dim) by index: the result is indices.shape + (dim,).
+
+    ``padding_idx`` names a row that never receives a gradient (its value is returned as is).
+    A negative ``padding_idx`` counts from the end.
+
+    Raises:
+        FwError: an index outside [0, num_embeddings), naming the index and the vocabulary size.
+        DTypeError: non-integer indices.
+    """
+    attrs = {"padding_idx": padding_idx}
+    if indices._data.dtype.kind not in "iu" or weight._data.ndim != 2:
+        raise meta_error(EMBEDDING, (indices, weight), attrs)
+    vocabulary = weight._data.shape[0]
+    if padding_idx is not None:
+        if not -vocabulary <= padding_idx < vocabulary:
+            raise bad_argument("embedding", f"padding_idx {padding_idx} is out of range for "
+                               f"{vocabulary} embeddings",
+                               f"use an index in [{-vocabulary}, {vocabulary - 1}] or None")
+        attrs["padding_idx"] = padding_idx % vocabulary
+    check_indices("embedding", (indices, weight), indices, vocabulary, "index", "embeddings",
+                  f"the vocabulary has {vocabulary} rows (max index {vocabulary - 1}): grow "
+                  "num_embeddings or fix the tokenizer/vocabulary that produced this index")
+    return apply(EMBEDDING, (indices, weight), attrs)
+
+
+# -- attention ------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=32)
+def _causal_mask(query_len: int, key_len: int, device):
+    """The (L, S) bool mask letting query i see keys 0..i (cached: it only depends on sizes)."""
+    return as_tensor(np.tri(query_len, key_len, dtype=bool), device=device)
+
+
+def _attention_parts(q, k, v, extra, attrs):
+    """(mask, keep): the optional inputs of scaled_dot_product_attention, by its attributes."""
+    mask = extra[0] if attrs["has_mask"] else None
+    keep = extra[-1] if attrs["dropout_p"] > 0 else None
+    return mask, keep
+
+
+def _attention_meta(q, k, v, *extra, scale, is_causal, dropout_p, has_mask):
+    op = "scaled_dot_product_attention"
+    for spec in (q, k, v):
+        require_floating(spec, op)
+    if q.dtype is not k.dtype or k.dtype is not v.dtype:
+        raise DTypeError(f"q, k and v must share one dtype, got {q.dtype.name}, {k.dtype.name} "
+                         f"and {v.dtype.name}", op=op, hint="convert them with .to(q.dtype)")
+    if min(len(q.shape), len(k.shape), len(v.shape)) < 2 or q.shape[-1] != k.shape[-1] or \
+            k.shape[-2] != v.shape[-2]:
+        raise ShapeError(f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} do not "
+                         "fit (..., L, E), (..., S, E), (..., S, Ev): q and k need the same "
+                         "feature size E, k and v the same length S", op=op,
+                         hint="check the head split (..., heads, L, E) of each projection")
+    scores = broadcast_shapes(q.shape[:-2], k.shape[:-2], op=op) + (q.shape[-2], k.shape[-2])
+    out = broadcast_shapes(scores[:-2], v.shape[:-2], op=op) + (q.shape[-2], v.shape[-1])
+    mask, keep = _attention_parts(q, k, v, extra, {"has_mask": has_mask, "dropout_p": dropout_p})
+    if mask is not None:
+        if mask.dtype.category == _dt.INTEGER:
+            raise DTypeError(f"attn_mask must be bool (True = may attend) or floating point "
+                             f"(added to the scores), got {mask.dtype.name}", op=op,
+                             hint="convert it with .bool() or .float()")
+        try:
+            fits = broadcast_shapes(tuple(mask.shape), scores) == scores
+        except ShapeError:
+            fits = False
+        if not fits:
+            raise ShapeError(f"attn_mask of shape {tuple(mask.shape)} does not broadcast to the "
+                             f"scores' shape {scores} (..., L, S)", op=op,
+                             hint="e.g. an (L, S) mask, or (N, 1, L, S) for per-sample masks")
+    if keep is not None and tuple(keep.shape) != scores:
+        raise ShapeError(f"dropout mask {keep} does not match the scores' shape {scores}", op=op,
+                         hint="the dropout mask is drawn by scaled_dot_product_attention")
+    return TensorSpec(out, q.dtype)
+
+
+def _softmax_grad(out, g, dim):
+    """The VJP of ``out = softmax(x, dim)``: out * (g - sum(g * out, dim))."""
+    return out * (g - reduction.sum(g * out, dim=dim, keepdim=True))
+
+
+def _attention_vjp(ctx, g):
+    q, k, v, *extra = ctx.inputs
+    a = ctx.attrs
+    mask, keep = _attention_parts(q, k, v, extra, a)
+    scaled_q = q * a["scale"]
+    scores = linalg.matmul(scaled_q, shape.transpose(k, -2, -1))
+    if a["is_causal"]:
+        mask = _causal_mask(q.shape[-2], k.shape[-2], q.device)
+    if mask is None:
+        weights = softmax(scores, -1)
+    else:
+        scores = where(mask, scores, -math.inf) if mask.dtype is _dt.bool_ else \
+            scores + mask.to(scores.dtype)
+        weights = safe_softmax(scores, -1)
+    dropped = weights if keep is None else apply(DROPOUT, (weights, keep), {"p": a["dropout_p"]})
+    grads = [None] * len(ctx.inputs)
+    if ctx.next[2] is not None:
+        grads[2] = sum_to(linalg.matmul(shape.transpose(dropped, -2, -1), g), v.shape)
+    g_dropped = linalg.matmul(g, shape.transpose(v, -2, -1))
+    g_weights = g_dropped if keep is None else apply(DROPOUT, (g_dropped, keep),
+                                                     {"p": a["dropout_p"]})
+    g_scores = _softmax_grad(weights, g_weights, -1)
+    if ctx.next[0] is not None:
+        grads[0] = sum_to(linalg.matmul(g_scores, k) * a["scale"], q.shape)
+    if ctx.next[1] is not None:
+        grads[1] = sum_to(linalg.matmul(shape.transpose(g_scores, -2, -1), scaled_q), k.shape)
+    if a["has_mask"] and ctx.next[3] is not None:  # an additive float mask is differentiable
+        grads[3] = sum_to(g_scores, mask.shape)
+    return tuple(grads)
+
+
+SCALED_DOT_PRODUCT_ATTENTION = define_op(
+    "scaled_dot_product_attention", family="nn", builtin=True,
+    doc="softmax(q k^T * scale + mask) v: each query's output is the average of the values, "
+        "weighted by how well its key matches. Structure OPAQUE: two contractions around a row "
+        "softmax; a device plugin replaces it whole (flash attention) rather than fusing parts.",
+    signature="scaled_dot_product_attention(q: Tensor[..., L, E], k: Tensor[..., S, E], v: "
+              "Tensor[..., S, Ev], attn_mask: Tensor[..., L, S] | None, keep: Tensor[bool] | "
+              "None, scale: float, is_causal: bool, dropout_p: float) -> Tensor[..., L, Ev]",
+    meta=_attention_meta, vjp=_attention_vjp, structure=Structure.OPAQUE,
+    anchor=anchors.temperature("the scale is a softmax temperature: large q.k scores put all "
+                               "the attention on one key and the gradients to the others "
+                               "vanish (keep scale ~ 1/sqrt(E), normalise q and k)"),
+    saves=("inputs",))
+
+
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None):
+    """softmax(q k^T * scale + mask) v, with PyTorch's semantics.
+
+    Args:
+        q: (..., L, E) queries; k: (..., S, E) keys; v: (..., S, Ev) values (batch dims
+            broadcast).
+        attn_mask: broadcastable to (..., L, S); bool (True = may attend) or float (added to
+            the scores; -inf forbids; differentiable).
+        dropout_p: dropout on the attention weights, applied whenever > 0 (as PyTorch); the
+            mask comes from ``fw.random.default_generator``.
+        is_causal: query i attends to keys 0..i (top-left aligned); excludes ``attn_mask``.
+        scale: defaults to 1 / sqrt(E).
+
+    A query with no allowed key gets all-zero weights (output 0 and zero gradient), not NaN,
+    as PyTorch; rows with at least one allowed key are a normal softmax.
+
+    Raises:
+        ShapeError: q, k, v or the mask do not fit; UnsupportedError: mask with is_causal.
+    """
+    if is_causal and attn_mask is not None:
+        raise UnsupportedError("an explicit attn_mask cannot be combined with is_causal=True",
+                               op="scaled_dot_product_attention",
+                               hint="fold the causal mask into attn_mask (logical_and with a "
+                               "lower-triangular bool mask) and pass is_causal=False")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise bad_argument("scaled_dot_product_attention", f"dropout_p must be in [0, 1], got "
+                           f"{dropout_p}", "pass the fraction of attention weights to drop")
+    if scale is None:
+        features = q._data.shape[-1] if q._data.ndim else 0
+        scale = 1.0 / math.sqrt(features) if features else 1.0
+    inputs = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
+    attrs = {"scale": float(scale), "is_causal": bool(is_causal), "dropout_p": float(dropout_p),
+             "has_mask": attn_mask is not None}
+    dtype = q._data.dtype
+    if dtype.kind != "f" or k._data.dtype != dtype or v._data.dtype != dtype or min(
+            q._data.ndim, k._data.ndim) < 2 or (attn_mask is not None and
+                                                 attn_mask._data.dtype.kind not in "bf"):
+        raise meta_error(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
+    if dropout_p > 0.0:
+        scores = broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+        inputs = (*inputs, _keep_mask(scores, dropout_p, q._device))
+    return apply(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
+
+
+#: Tensor methods this family provides (bound by fw_core.tensor_methods)
+METHODS = {"softmax": softmax, "log_softmax": log_softmax}
