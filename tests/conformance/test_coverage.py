@@ -8,7 +8,6 @@ from .cases import ALL
 # ops exercised elsewhere, with the test that covers them
 COVERED_ELSEWHERE = {
     "to_device": "device transfers: tests/fw_core/test_tensor.py and the plugin tests",
-    "cast": "tests/fw_core/test_tensor.py::test_cast_is_differentiable_back_to_the_source_dtype",
 }
 
 

@@ -18,9 +18,15 @@ def _unary(op, reference, torch_name=None, inp=None, dtypes=("float32", "float64
     for name, shape in (("matrix", (3, 4)), ("scalar", ()), ("empty", (0, 3)), ("vector", (5,))):
         cases.append(OpCase(
             op, name, [spec(*shape)], lambda fw, x, _op=op: getattr(fw, _op)(x), reference,
-            torch=lambda torch, x, _n=torch_name: getattr(torch, _n)(x),
+            torch=lambda torch, x, _n=torch_name: _resolve(torch, _n)(x),
             dtypes=dtypes if name == "matrix" else ("float32",), **kw))
     return cases
+
+
+def _resolve(module, dotted: str):
+    for part in dotted.split("."):
+        module = getattr(module, part)
+    return module
 
 
 def _binary(op, reference, torch_name=None, b_spec=None, **kw):
