@@ -45,6 +45,9 @@ from .ops.shape import *  # noqa: E402,F403
 from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401
+from . import nn, training  # noqa: E402
+from .io import load, save  # noqa: E402
+from .training import Model, Sequential, callbacks, metrics  # noqa: E402
 
 half, float, double, long, int, bool = float16, float32, float64, int64, int32, bool_  # noqa: A001
 

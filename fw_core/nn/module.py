@@ -292,7 +292,7 @@ class Module:
             return convert(t.detach(), *positional, **kw)
 
         for module in self.modules():
-            for name, p in module._parameters.items():
+            for p in module._parameters.values():
                 if p is not None:
                     new = moved(p)
                     p._data, p._device = new._data, new._device

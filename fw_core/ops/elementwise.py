@@ -196,7 +196,7 @@ SOFTPLUS = _unary_op("softplus", "log(1 + e^(beta x)) / beta; x itself where bet
 
 
 def _leaky_relu_vjp(ctx, g):
-    return (g * where(ctx.inputs[0] > 0, 1.0, ctx.attrs["negative_slope"]),)
+    return (where(ctx.inputs[0] > 0, g, g * ctx.attrs["negative_slope"]),)
 
 
 LEAKY_RELU = _unary_op("leaky_relu", "x for x > 0, negative_slope * x otherwise.",

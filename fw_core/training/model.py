@@ -120,9 +120,11 @@ class Model:
     # -- training ----------------------------------------------------------------------------
     def fit(self, x=None, y=None, epochs: int = 1, batch_size: int = 32, validation_data=None,
             validation_split: float = 0.0, shuffle: bool = True, callbacks=(), verbose="auto",
-            initial_epoch: int | None = None, check_finite: bool = True) -> History:
+            initial_epoch: int = 0, check_finite: bool = True) -> History:
         """Train for ``epochs`` over ``(x, y)``, a Dataset or a DataLoader; returns the History.
 
+        As in Keras, ``epochs`` is the index of the last epoch: to continue a loaded model for
+        one more epoch after two, call ``fit(..., epochs=3, initial_epoch=model.epoch)``.
         ``validation_split`` holds out the last fraction of ``(x, y)`` (before shuffling).
         ``check_finite`` rejects batches containing NaN/inf with an error naming the batch.
         """
@@ -141,7 +143,7 @@ class Model:
         self._fit_epochs = epochs
         self._fit_steps = _length(loader)
         self.stop_training = self._stop_now = False
-        start = self.epoch if initial_epoch is None else initial_epoch
+        start = initial_epoch
         hooks.on_train_begin({})
         for epoch in range(start, epochs):
             hooks.on_epoch_begin(epoch, {})

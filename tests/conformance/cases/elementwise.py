@@ -40,7 +40,9 @@ def _binary(op, reference, torch_name=None, b_spec=None, **kw):
         OpCase(op, "broadcast", [arg(2, 1, 4), b_spec(3, 1)], call, reference, torch=tcall, **kw),
         OpCase(op, "scalar_rhs", [arg(3, 2), value(1.5)], call,
                lambda a, b, _r=reference: _r(a, np.asarray(b, a.dtype)),
-               torch=tcall, **kw),
+               # torch.maximum/minimum take tensors only: a 0-d tensor keeps a's dtype
+               torch=lambda torch, a, b, _t=tcall: _t(torch, a, torch.tensor(b, dtype=a.dtype)),
+               **kw),
         OpCase(op, "empty", [arg(0, 2), b_spec(1, 2)], call, reference, torch=tcall, **kw),
     ]
 

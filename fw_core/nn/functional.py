@@ -1,0 +1,239 @@
+"""The functional forms of the layers, with PyTorch's names and arguments (``torch.nn.functional``).
+
+Each function is an fw op (``fw.ops.get(name)`` holds its contract, its gradient and where its
+linear approximation breaks): the convolutions, pools and losses already take PyTorch's
+arguments and are re-exported as they are; the others get a thin front that adapts the call to
+PyTorch's signature (``input``, ``inplace``, ``training``, ...).
+
+``inplace=True`` follows PyTorch's wording, "can optionally do the operation in-place": fw
+writes into the input when autograd does not record it, and computes out of place otherwise (a
+recorded tensor cannot be overwritten without breaking its backward).
+
+>>> import fw_core.nn.functional as F
+>>> F.relu(fw.tensor([-1.0, 2.0]))
+tensor([0., 2.])
+"""
+
+# ruff: noqa: A002 - PyTorch's argument name ``input``
+from __future__ import annotations
+
+__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
+           "conv_transpose2d", "cross_entropy", "dropout", "elu", "embedding", "gelu",
+           "group_norm", "hardtanh", "interpolate", "kl_div", "l1_loss", "layer_norm",
+           "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
+           "one_hot", "pad", "relu", "relu6", "rms_norm", "scaled_dot_product_attention",
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh"]
+
+import warnings
+
+from .._state import state
+from ..errors import UnsupportedError
+from ..ops import conv as _conv
+from ..ops import elementwise as _ew
+from ..ops import linalg as _linalg
+from ..ops import nn as _nn
+from ..ops import shape as _shape
+from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, conv_transpose2d, max_pool2d
+from ..ops.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from ..tensor import Tensor
+from ..tensor_methods import assign_
+
+
+def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    """``out`` written back into ``input`` when asked and autograd does not record ``input``."""
+    if inplace and not (state.grad_enabled and (input.requires_grad or input._node is not None)):
+        return assign_(input, out)
+    return out
+
+
+# -- activations ----------------------------------------------------------------------------------
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0), elementwise."""
+    return _maybe_inplace(input, _ew.relu(input), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6), elementwise."""
+    return _maybe_inplace(input, _ew.hardtanh(input, 0.0, 6.0), inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x for x > 0, ``negative_slope * x`` otherwise."""
+    return _maybe_inplace(input, _ew.leaky_relu(input, negative_slope), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
+    return _maybe_inplace(input, _ew.elu(input, alpha), inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x); ``approximate="tanh"`` uses the tanh approximation."""
+    return _ew.gelu(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (swish)."""
+    return _maybe_inplace(input, _ew.silu(input), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _maybe_inplace(input, _ew.mish(input), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    return _ew.softplus(input, beta, threshold)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """x clipped to [min_val, max_val]."""
+    return _maybe_inplace(input, _ew.hardtanh(input, min_val, max_val), inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x))."""
+    return _ew.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return _ew.tanh(input)
+
+
+def _legacy_softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"implicit dimension choice for {name} is deprecated (as in PyTorch); pass "
+                  "dim=", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, *, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (``dim=None`` picks PyTorch's legacy dim, warning);
+    ``dtype`` converts the input first."""
+    if dim is None:
+        dim = _legacy_softmax_dim("softmax", input.ndim)
+    return _nn.softmax(input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, *, dtype=None) -> Tensor:
+    """x - logsumexp(x) along ``dim``."""
+    if dim is None:
+        dim = _legacy_softmax_dim("log_softmax", input.ndim)
+    return _nn.log_softmax(input, dim, dtype)
+
+
+# -- linear ---------------------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x W^T + b: (*, in_features) -> (*, out_features), weight (out_features, in_features)."""
+    return _linalg.linear(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """y_k = x1^T W_k x2 + b_k: (*, in1), (*, in2) -> (*, out) with weight (out, in1, in2)."""
+    out = _linalg.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# -- resampling and padding -----------------------------------------------------------------------
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize H and W of an (N, C, H, W) input to ``size`` or by ``scale_factor``; mode
+    "nearest" or "bilinear" (``align_corners`` for bilinear).
+
+    Raises:
+        UnsupportedError: for ``antialias=True`` (not implemented).
+    """
+    if antialias:
+        raise UnsupportedError("interpolate: antialias=True is not implemented",
+                               op="interpolate", module=state.module_path or None,
+                               hint="downsample with avg_pool2d first, or pass antialias=False")
+    return _conv.interpolate(input, size, scale_factor, mode, align_corners,
+                             recompute_scale_factor)
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last len(pad) / 2 dimensions: ``pad = (left, right, top, bottom, ...)``, from
+    the last dimension backwards; mode "constant", "reflect", "replicate" or "circular"."""
+    return _shape.pad(input, pad, mode, value)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 (*, num_classes) with a 1 at each index (num_classes=-1: max index + 1)."""
+    return _shape.one_hot(tensor, num_classes)
+
+
+# -- normalisation, dropout, embedding, attention -------------------------------------------------
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Per-channel normalisation of (N, C, *) by batch (training, updating the running
+    statistics in place) or running statistics (evaluation)."""
+    return _nn.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                          eps)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalisation of each sample over its trailing ``normalized_shape`` dimensions."""
+    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalisation of (N, C, *) over groups of C / num_groups channels."""
+    return _nn.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing ``normalized_shape`` dimensions."""
+    return _nn.rms_norm(input, normalized_shape, weight, eps)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+            ) -> Tensor:
+    """Zero elements with probability ``p`` and scale the rest by 1 / (1 - p) (when
+    ``training``; the identity otherwise)."""
+    out = _nn.dropout(input, p, training)
+    return out if out is input else _maybe_inplace(input, out, inplace)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` (num_embeddings, dim) at the integer ``input`` indices:
+    (*) -> (*, dim). ``padding_idx``'s row gets no gradient.
+
+    Raises:
+        UnsupportedError: for max_norm, scale_grad_by_freq or sparse (not implemented).
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise UnsupportedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse gradients are not implemented",
+            op="embedding", module=state.module_path or None,
+            hint="drop these arguments; renormalise the weight yourself under fw.no_grad() if "
+            "you need max_norm")
+    return _nn.embedding(input, weight, padding_idx)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """softmax(q k^T * scale + mask) v: (..., L, E), (..., S, E), (..., S, Ev) -> (..., L, Ev).
+    A bool ``attn_mask`` is True where attention is allowed; a float one is added."""
+    return _nn.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
+                                            scale)

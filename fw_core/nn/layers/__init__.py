@@ -1,0 +1,36 @@
+"""The layers, one file per family; ``fw.nn`` re-exports them all."""
+
+from .activation import (
+                         ELU,
+                         GELU,
+                         Hardtanh,
+                         LeakyReLU,
+                         LogSoftmax,
+                         Mish,
+                         ReLU,
+                         ReLU6,
+                         Sigmoid,
+                         SiLU,
+                         Softmax,
+                         Softplus,
+                         Tanh,
+)
+from .attention import MultiheadAttention
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .linear import Bilinear, Identity, Linear
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .rnn import GRU, LSTM, RNN
+from .sparse import Embedding
+from .transformer import TransformerEncoder, TransformerEncoderLayer
+
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear",
+           "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "ELU", "Embedding", "Flatten",
+           "GELU", "GRU", "GroupNorm", "Hardtanh", "Identity", "LSTM", "LayerNorm", "LeakyReLU",
+           "Linear", "LogSoftmax", "MaxPool2d", "Mish", "ModuleDict", "ModuleList",
+           "MultiheadAttention", "RMSNorm", "RNN", "ReLU", "ReLU6", "Sequential", "SiLU",
+           "Sigmoid", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
+           "TransformerEncoderLayer", "Unflatten"]

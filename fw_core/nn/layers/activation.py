@@ -1,0 +1,173 @@
+"""Activation layers: modules around the elementwise activations and (log-)softmax.
+
+Each keeps its input's shape, ``(*) -> (*)``. ``inplace=True`` is accepted as in PyTorch (see
+:mod:`fw_core.nn.functional` for what it does in fw).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "Mish", "ReLU", "ReLU6", "SiLU",
+           "Sigmoid", "Softmax", "Softplus", "Tanh"]
+
+from .. import functional as F
+from ..module import Module
+
+
+class _Inplace(Module):
+    """An activation with only an ``inplace`` flag."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Inplace):
+    """max(x, 0), elementwise. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.relu(x, self.inplace)
+
+
+class ReLU6(_Inplace):
+    """min(max(x, 0), 6), elementwise. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.relu6(x, self.inplace)
+
+
+class SiLU(_Inplace):
+    """x * sigmoid(x) (swish). Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.silu(x, self.inplace)
+
+
+class Mish(_Inplace):
+    """x * tanh(softplus(x)). Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.mish(x, self.inplace)
+
+
+class LeakyReLU(Module):
+    """x for x > 0, ``negative_slope * x`` otherwise. Shape: (*) -> (*)."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
+                                                          else "")
+
+
+class ELU(Module):
+    """x for x > 0, ``alpha * (exp(x) - 1)`` otherwise. Shape: (*) -> (*)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.elu(x, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class GELU(Module):
+    """x * Phi(x) (Phi: the standard normal CDF); ``approximate="tanh"`` for the tanh form.
+    Shape: (*) -> (*)."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Softplus(Module):
+    """log(1 + exp(beta x)) / beta, linear where beta x > threshold. Shape: (*) -> (*)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Hardtanh(Module):
+    """x clipped to [min_val, max_val]. Shape: (*) -> (*)."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        super().__init__()
+        if max_val <= min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
+                             f"({min_val})")
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)). Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class Tanh(Module):
+    """Hyperbolic tangent. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Softmax(Module):
+    """Probabilities along ``dim`` (they sum to 1 there). Shape: (*) -> (*).
+
+    ``dim=None`` picks PyTorch's legacy dimension with a warning; pass ``dim``.
+    """
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmax(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """Log-probabilities along ``dim`` (log(softmax(x)), computed stably). Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.log_softmax(x, self.dim)

@@ -1,0 +1,108 @@
+"""TransformerEncoderLayer and TransformerEncoder, as PyTorch's (same parameter names, so
+state dicts load unchanged)."""
+
+from __future__ import annotations
+
+__all__ = ["TransformerEncoder", "TransformerEncoderLayer"]
+
+import copy
+from collections.abc import Callable
+
+from .. import functional as F
+from ..module import Module
+from .attention import MultiheadAttention
+from .container import ModuleList
+from .dropout import Dropout
+from .linear import Linear
+from .normalization import LayerNorm
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward network, each with a residual connection, dropout
+    and LayerNorm (after the residual by default; before it with ``norm_first``).
+
+    Args:
+        d_model: E, the model size.
+        nhead: attention heads.
+        dim_feedforward: hidden size of the feed-forward network.
+        dropout: dropout after attention, inside and after the feed-forward network.
+        activation: "relu", "gelu" or a callable.
+        layer_norm_eps: LayerNorm's eps.
+        batch_first: (N, L, E) instead of (L, N, E).
+        norm_first: pre-norm (``x + sa(norm1(x))``) instead of post-norm
+            (``norm1(x + sa(x))``).
+        bias: biases in the linear layers and LayerNorms.
+
+    Forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False): masks as in
+    MultiheadAttention. Shape: (L, N, E) (or (N, L, E), or (L, E)) -> same.
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        if isinstance(activation, str):
+            if activation not in _ACTIVATIONS:
+                raise ValueError(f"TransformerEncoderLayer: activation should be relu/gelu, not "
+                                 f"{activation!r} (or pass a callable)")
+            activation = _ACTIVATIONS[activation]
+        self.activation = activation
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout2(x)
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` deep copies of ``encoder_layer`` run in sequence, then ``norm`` if given.
+
+    Forward(src, mask=None, src_key_padding_mask=None, is_causal=None): the masks go to every
+    layer. ``enable_nested_tensor`` and ``mask_check`` are accepted for PyTorch compatibility;
+    fw computes padded positions like any other (PyTorch's nested-tensor fast path, taken only
+    in inference, returns zeros there).
+    """
+
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True):
+        super().__init__()
+        self.layers = ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):
+        output = src
+        for layer in self.layers:
+            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                           is_causal=bool(is_causal))
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
