@@ -414,51 +414,29 @@ def clamp(x, min: float | None = None, max: float | None = None):  # noqa: A002 
 
 
 def where(condition, a, b):
-    """``a`` where ``condition`` is True, else ``b``; a and b may be Python scalars."""
+    """``a`` where ``condition`` is True, else ``b`` (broadcast); a and b may be Python scalars,
+    which take the other operand's dtype category as in ``tensor op scalar``."""
     from ..tensor import Tensor
+    from .creation import cast, full
 
-    tensors = [t for t in (a, b) if isinstance(t, Tensor)]
-    if not tensors:
-        from .creation import full_like
+    if not isinstance(condition, Tensor) or condition._data.dtype.kind != "b":
+        raise DTypeError(f"condition must be a bool tensor, got {_describe_operand(condition)}",
+                         op="where", hint="compare first, e.g. fw.where(x > 0, x, 0.0)")
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is None:
+        dtype = _dt.default_float if float in (type(a), type(b)) else _dt.default_int
+        like = full((), a, dtype=dtype, device=condition.device)
+    a, b = (v if isinstance(v, Tensor) else full((), v, device=like.device, dtype=_dt.
+            result_type_with_scalar(like.dtype, v)) for v in (a, b))
+    if a._data.dtype != b._data.dtype:
+        common = _dt.promote_types(a.dtype, b.dtype)
+        a, b = cast(a, common), cast(b, common)
+    return apply(WHERE, (condition, a, b))
 
-        a = full_like(condition, a, dtype=_dt.default_float if isinstance(a, float) or isinstance(
-            b, float) else _dt.default_int)
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
-        common = _dt.PROMOTE_NUMPY[a._data.dtype, b._data.dtype]
-        a = a.to(_dt.BY_NUMPY[common])
-        b = b.to(_dt.BY_NUMPY[common])
-    return apply_where(condition, a, b)
 
-
-def apply_where(condition, a, b):
-    from ..tensor import Tensor
-    from .dispatch import finish, missing_kernel
-
-    device = condition._device
-    ref = a if isinstance(a, Tensor) else b
-    arrays = []
-    for v in (a, b):
-        if isinstance(v, Tensor):
-            if v._device is not device:
-                from .dispatch import mixed_devices
-
-                raise mixed_devices(WHERE, (condition, a, b))
-            arrays.append(v._data)
-        else:
-            arrays.append(_dt.BY_NUMPY[ref._data.dtype].numpy.type(v)
-                          if _dt.scalar_category(v) <= ref.dtype.category
-                          else v)
-    kernel = WHERE.kernels.get(device.type) or missing_kernel(WHERE, device)
-    if condition._data.dtype.kind != "b":
-        WHERE.meta(*(x if not isinstance(x, Tensor) else TensorSpec(x.shape, x.dtype)
-                     for x in (condition, a, b)))
-    try:
-        out = kernel(condition._data, *arrays)
-    except Exception as exc:
-        from .dispatch import explain_failure
-
-        raise explain_failure(WHERE, (condition, a, b), {}, exc) from exc
-    return finish(WHERE, (condition, a, b), {}, out, device)
+def _describe_operand(value) -> str:
+    data = getattr(value, "_data", None)
+    return type(value).__name__ if data is None else _dt.BY_NUMPY[data.dtype].name
 
 
 def _reflected(fn):

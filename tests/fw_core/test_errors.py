@@ -52,5 +52,5 @@ def test_op_without_kernel_on_device_is_unsupported_with_hint():
 
 
 def test_where_condition_must_be_bool():
-    with pytest.raises(fw.errors.DTypeError, match="condition must be bool"):
+    with pytest.raises(fw.errors.DTypeError, match="condition must be a bool tensor"):
         fw.where(fw.ones(2), fw.ones(2), fw.zeros(2))

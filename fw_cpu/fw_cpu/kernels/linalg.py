@@ -1,5 +1,172 @@
-"""linalg kernels (being written)."""
+"""Linear algebra kernels: matmul, bmm, einsum, outer and linear.
+
+A two-operand einsum (every linalg VJP, attention's score and value products) runs as one
+(batched) matrix product, through a plan cached per equation and shapes; other einsums use the
+namespace's ``einsum(..., optimize=True)``. float16 is computed in float32 (NumPy has no
+float16 BLAS, and the wider accumulator is what PyTorch does too) and rounded back.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+
+def _check_dtypes(*arrays) -> None:
+    dtype = arrays[0].dtype
+    for a in arrays:
+        if a is not None and a.dtype != dtype:
+            raise TypeError("operands must share one dtype")
+    if dtype.kind == "b":
+        raise TypeError("bool operands")
+
+
+@lru_cache(maxsize=2048)
+def _letter_sizes(terms: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]) -> dict:
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            raise ValueError(f"subscripts {term!r} do not fit shape {shape}")
+        for c, n in zip(term, shape):
+            m = sizes.get(c, 1)
+            if n != m and 1 not in (n, m):
+                raise ValueError(f"subscript {c!r}: sizes {m} and {n}")
+            sizes[c] = n if m == 1 else m
+    return sizes
+
+
+@lru_cache(maxsize=2048)
+def _pair_plan(ta: str, tb: str, out: str, shape_a: tuple, shape_b: tuple) -> tuple:
+    """How to compute ``einsum(ta,tb->out)`` as one matmul of (B, M, K) by (B, K, N)."""
+    sizes = _letter_sizes((ta, tb), (shape_a, shape_b))
+    size_a, size_b = dict(zip(ta, shape_a)), dict(zip(tb, shape_b))
+    # letters only one operand has and the output drops: sum them first
+    sum_a = tuple(i for i, c in enumerate(ta) if c not in tb and c not in out)
+    sum_b = tuple(i for i, c in enumerate(tb) if c not in ta and c not in out)
+    ta = "".join(c for c in ta if c in tb or c in out)
+    tb = "".join(c for c in tb if c in ta or c in out)
+    contract = [c for c in ta if c in tb and c not in out]
+    # a contracted letter of size 1 in one operand: sum the other over it (keeping the axis)
+    keep_a = tuple(ta.index(c) for c in contract if size_a[c] != 1 and size_b[c] == 1)
+    keep_b = tuple(tb.index(c) for c in contract if size_b[c] != 1 and size_a[c] == 1)
+    k_sizes = [1 if 1 in (size_a[c], size_b[c]) else sizes[c] for c in contract]
+    batch = [c for c in out if c in ta and c in tb]
+    free_a = [c for c in out if c in ta and c not in tb]
+    free_b = [c for c in out if c in tb and c not in ta]
+    b_sizes = [sizes[c] for c in batch]
+    a_sizes = [sizes[c] for c in free_a]
+    n_sizes = [sizes[c] for c in free_b]
+    big_b, m, k, n = (math.prod(s) for s in (b_sizes, a_sizes, k_sizes, n_sizes))
+    order = batch + free_a + free_b
+    out_perm = tuple(order.index(c) for c in out)
+    return (sum_a, sum_b, keep_a, keep_b,
+            tuple(ta.index(c) for c in batch + free_a + contract),
+            tuple(tb.index(c) for c in batch + contract + free_b),
+            tuple(b_sizes + a_sizes + k_sizes), tuple(b_sizes + k_sizes + n_sizes),
+            (big_b, m, k), (big_b, k, n), tuple(b_sizes + a_sizes + n_sizes),
+            None if out_perm == tuple(range(len(out))) else out_perm)
 
 
 def kernels(xp, special) -> dict:
-    return {}
+    half, single = xp.dtype(xp.float16), xp.dtype(xp.float32)
+
+    def widened(fn):
+        """Check that the operands share one dtype; run ``fn`` on float16 ones in float32,
+        rounding the result back."""
+
+        def kernel(*arrays, **attrs):
+            _check_dtypes(*arrays)
+            if arrays[0].dtype == half:
+                wide = tuple(None if a is None else a.astype(single) for a in arrays)
+                return fn(*wide, **attrs).astype(half)
+            return fn(*arrays, **attrs)
+
+        kernel.__name__ = fn.__name__
+        return kernel
+
+    def dense(a):
+        """A broadcast view (zero strides, e.g. the gradient of a sum) copied to contiguous
+        memory: BLAS cannot use it, and NumPy's fallback loop is ~500x slower."""
+        return xp.ascontiguousarray(a) if 0 in a.strides else a
+
+    # matmul and linear check inline rather than through `widened`: they are the hot path
+    def matmul(a, b):
+        dtype = a.dtype
+        if dtype is not b.dtype and dtype != b.dtype or dtype.kind == "b":
+            raise TypeError("operands must share one non-bool dtype")
+        a, b = dense(a), dense(b)
+        if dtype is half:
+            return xp.matmul(a.astype(single), b.astype(single)).astype(half)
+        return xp.matmul(a, b)  # a 0-d result is a NumPy scalar: dispatch wraps it
+
+    def bmm(a, b):
+        if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+            raise ValueError("bmm needs (b, n, k) and (b, k, m) operands")
+        return xp.matmul(a, b)
+
+    def pair(a, b, ta, tb, out):
+        (sum_a, sum_b, keep_a, keep_b, perm_a, perm_b, full_a, full_b, shape_a, shape_b,
+         result, out_perm) = _pair_plan(ta, tb, out, a.shape, b.shape)
+        if sum_a:
+            a = a.sum(axis=sum_a, dtype=a.dtype)
+        if sum_b:
+            b = b.sum(axis=sum_b, dtype=b.dtype)
+        if keep_a:
+            a = a.sum(axis=keep_a, keepdims=True, dtype=a.dtype)
+        if keep_b:
+            b = b.sum(axis=keep_b, keepdims=True, dtype=b.dtype)
+        a = a.transpose(perm_a)
+        b = b.transpose(perm_b)
+        if a.shape != full_a:
+            a = xp.broadcast_to(a, full_a)
+        if b.shape != full_b:
+            b = xp.broadcast_to(b, full_b)
+        if shape_a[0] == 1:
+            r = xp.matmul(dense(a.reshape(shape_a[1:])), dense(b.reshape(shape_b[1:])))
+        else:
+            r = xp.matmul(dense(a.reshape(shape_a)), dense(b.reshape(shape_b)))
+        r = r.reshape(result)
+        return r if out_perm is None else r.transpose(out_perm)
+
+    def einsum(*operands, equation):
+        lhs, _, out = equation.partition("->")
+        terms = tuple(lhs.split(","))
+        if len(terms) != len(operands):
+            raise ValueError("one subscript term per operand")
+        if len(operands) == 2:
+            return pair(operands[0], operands[1], terms[0], terms[1], out)
+        sizes = _letter_sizes(terms, tuple(o.shape for o in operands))
+        if len(operands) == 1:
+            return xp.einsum(equation, operands[0])
+        full = [xp.broadcast_to(o, tuple(sizes[c] for c in t)) for o, t in zip(operands, terms)]
+        return xp.einsum(equation, *full, optimize=True)
+
+    def outer(a, b):
+        if a.ndim != 1 or b.ndim != 1:
+            raise ValueError("outer needs 1-d operands")
+        return a[:, None] * b[None, :]
+
+    def linear(x, weight, bias=None):
+        dtype = x.dtype
+        if dtype is not weight.dtype and dtype != weight.dtype or dtype.kind == "b" or \
+                weight.ndim != 2:
+            raise TypeError("x and a 2-d weight must share one non-bool dtype")
+        if bias is not None and (bias.shape != weight.shape[:1] or bias.dtype != dtype):
+            raise ValueError("bias must be (out_features,) of the weight's dtype")
+        if dtype is half:
+            out = linear(x.astype(single), weight.astype(single),
+                         None if bias is None else bias.astype(single))
+            return out.astype(half)
+        x = dense(x)
+        if x.ndim == 2:
+            out = xp.matmul(x, weight.T)
+        else:
+            lead = x.shape[:-1]
+            out = xp.matmul(x.reshape(math.prod(lead), x.shape[-1]), weight.T).reshape(
+                lead + weight.shape[:1])
+        if bias is not None:
+            out += bias
+        return out
+
+    return {"matmul": matmul, "bmm": widened(bmm), "einsum": widened(einsum), "outer": outer,
+            "linear": linear}
