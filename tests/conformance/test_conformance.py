@@ -5,7 +5,7 @@ import pytest
 import fw_core as fw
 from fw_core.testing import conformance as cf
 
-from .cases import ALL
+from fw_core.testing.cases import ALL
 
 DEVICES = fw.available_devices()
 

@@ -3,7 +3,7 @@
 import fw_core as fw
 from fw_core.records import Anchor, Structure
 
-from .cases import ALL
+from fw_core.testing.cases import ALL
 
 # ops exercised elsewhere, with the test that covers them
 COVERED_ELSEWHERE = {

@@ -5,7 +5,7 @@ import pytest
 import fw_core as fw
 from fw_core.testing import conformance as cf
 
-from .cases import ALL
+from fw_core.testing.cases import ALL
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)

@@ -1,4 +1,5 @@
-"""Op cases by family; each module exports ``CASES``."""
+"""fw's op cases by family (each module exports ``CASES``; ``ALL`` joins them): the conformance
+suite every device runs (see docs/plugins.md)."""
 
 from . import conv, creation, elementwise, linalg, loss, nn, reduction, shape
 
