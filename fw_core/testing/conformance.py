@@ -254,6 +254,13 @@ def check_torch(fw, torch, case: OpCase, dtype: str = "float64") -> None:
                                        err_msg=f"{case.id} gradient")
 
 
+def check_torch_call(fw, torch, ours: Callable, theirs: Callable, *shapes) -> None:
+    """``ours(fw, *xs)`` and ``theirs(torch, *xs)`` agree in values and in gradients for a
+    random cotangent (float64) on float inputs of ``shapes``: an ad-hoc :func:`check_torch`."""
+    check_torch(fw, torch, OpCase("call", "adhoc", [arg(*s) for s in shapes], ours,
+                                  torch=theirs))
+
+
 def params(cases: Sequence[OpCase], devices: Sequence[str]):
     """(case, device, dtype) triples for pytest parametrisation, with readable ids."""
     import pytest

@@ -9,17 +9,13 @@ import pytest
 import fw_core as fw
 from fw_core.errors import DTypeError, ShapeError, UnsupportedError
 from fw_core.testing import conformance as cf
-from fw_core.testing.conformance import OpCase, arg
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 
 def _matches_torch(ours, theirs, *shapes):
-    """``ours(fw, *xs)`` and ``theirs(torch, *xs)`` agree in values and in gradients for a
-    random cotangent (float64), through the conformance suite's check."""
-    cf.check_torch(fw, torch, OpCase("conv", "options", [arg(*s) for s in shapes], ours,
-                                     torch=theirs))
+    cf.check_torch_call(fw, torch, ours, theirs, *shapes)
 
 
 # -- errors ---------------------------------------------------------------------------------------
