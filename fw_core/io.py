@@ -9,6 +9,7 @@ names the file and what to do.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -22,6 +23,7 @@ from .errors import CheckpointError
 from .tensor import Tensor
 
 _STRUCTURE_KEY = "__fw_structure__"
+_CHECKSUM_KEY = "__fw_sha256__"
 FORMAT_VERSION = 1
 
 
@@ -70,6 +72,10 @@ def _unflatten(obj, arrays: dict):
     return obj
 
 
+def _digest(array: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(array).reshape(-1).view(np.uint8)).hexdigest()
+
+
 def _atomic_write(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -90,7 +96,8 @@ def save(obj, path) -> None:
 
     arrays: dict = {}
     structure = _flatten(obj, arrays)
-    metadata = {_STRUCTURE_KEY: json.dumps({"format": FORMAT_VERSION, "value": structure})}
+    metadata = {_STRUCTURE_KEY: json.dumps({"format": FORMAT_VERSION, "value": structure}),
+                _CHECKSUM_KEY: json.dumps({k: _digest(a) for k, a in arrays.items()})}
     _atomic_write(Path(path), lambda tmp: save_file(arrays, tmp, metadata=metadata))
 
 
@@ -114,6 +121,13 @@ def load(path):
         raise CheckpointError(f"{path} is not a readable checkpoint ({type(exc).__name__}: "
                               f"{exc})", hint="the file is truncated or corrupt: restore it from "
                               "a backup or save it again") from None
+    if _CHECKSUM_KEY in metadata:
+        expected = json.loads(metadata[_CHECKSUM_KEY])
+        damaged = sorted(k for k, a in arrays.items() if expected.get(k) != _digest(a))
+        if damaged:
+            raise CheckpointError(f"{path} is corrupt: the values of {len(damaged)} tensor(s) do "
+                                  "not match their checksums", hint="restore the file from a "
+                                  "backup or save it again")
     if _STRUCTURE_KEY not in metadata:
         from .ops.creation import from_numpy
 

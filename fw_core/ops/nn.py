@@ -22,7 +22,14 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import ArgumentError, DTypeError, FwError, ShapeError, UnsupportedError
+from ..errors import (
+    ArgumentError,
+    DTypeError,
+    FwError,
+    IndexOutOfRangeError,
+    ShapeError,
+    UnsupportedError,
+)
 from ..records import Structure, TensorSpec
 from . import anchors, linalg, reduction, shape
 from .broadcast import sum_to
@@ -595,8 +602,8 @@ EMBEDDING_BACKWARD = define_op(
 
 def check_indices(op: str, inputs: tuple, indices, size: int, what: str, unit: str, hint: str,
                   ignore=None) -> None:
-    """Raise a FwError naming the first of ``indices`` outside [0, size) (``ignore`` is allowed
-    too); ``inputs`` are the op's tensors, for the error's description.
+    """Raise an IndexOutOfRangeError naming the first of ``indices`` outside [0, size)
+    (``ignore`` is allowed too); ``inputs`` are the op's tensors, for the error's description.
 
     One min/max pass over the indices on the common path; this turns a bad label into an
     explanation instead of a wrong gather (negative indices would silently wrap around).
@@ -615,9 +622,9 @@ def check_indices(op: str, inputs: tuple, indices, size: int, what: str, unit: s
     allowed = f"[0, {size - 1}]" if size else "nothing (the size is 0)"
     if ignore is not None:
         allowed += f" or ignore_index={ignore}"
-    raise FwError(f"{what} {first} is out of range: there are {size} {unit}, so valid values "
-                  f"are {allowed}", op=op, inputs=describe(inputs),
-                  hint=hint)
+    raise IndexOutOfRangeError(f"{what} {first} is out of range: there are {size} {unit}, so "
+                               f"valid values are {allowed}", op=op, inputs=describe(inputs),
+                               hint=hint)
 
 
 def embedding(indices, weight, padding_idx: int | None = None):

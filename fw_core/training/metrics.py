@@ -155,7 +155,12 @@ class _MeanError(Metric):
     def update(self, output, target) -> None:
         out, tgt = _host(output).astype(np.float64), _host(target).astype(np.float64)
         if out.shape != tgt.shape:
-            out = out.reshape(tgt.shape) if out.size == tgt.size else out
+            if out.size != tgt.size:
+                raise FwError(f"{self.name}: outputs of shape {out.shape} and targets of shape "
+                              f"{tgt.shape} do not match",
+                              hint=f"{self.name} is a regression metric: use it with one output "
+                              "per target (for class scores use 'accuracy')")
+            out = out.reshape(tgt.shape)
         self.total += float(self._error(out - tgt).sum())
         self.count += int(tgt.size)
 

@@ -49,6 +49,8 @@ class Model:
         ``loss(output, target)``) and metrics (names or Metric objects)."""
         from .. import optim
 
+        loss_fn = _losses.get(loss)  # resolve names first: a failing compile changes nothing
+        chosen_metrics = [_metrics.get(m) for m in metrics]
         if isinstance(optimizer, str):
             key = optimizer.lower()
             if key not in _OPTIMIZERS:
@@ -60,8 +62,8 @@ class Model:
         elif callable(optimizer) and not hasattr(optimizer, "step"):
             optimizer = optimizer(self.module.parameters())
         self.optimizer = optimizer
-        self.loss_fn = _losses.get(loss)
-        self.metrics = [_metrics.get(m) for m in metrics]
+        self.loss_fn = loss_fn
+        self.metrics = chosen_metrics
         self._compile_config = {"optimizer": type(optimizer).__name__,
                                 "loss": loss if isinstance(loss, str) else getattr(
                                     loss, "__name__", type(loss).__name__),
@@ -139,7 +141,8 @@ class Model:
         loader = self._loader(x, y, batch_size, shuffle)
         history = History()
         progress = [ProgressBar(verbose)] if verbose not in (0, False) else []
-        hooks = CallbackList([history, *progress, *callbacks], self)
+        # the user's callbacks first, so what they add to the logs (lr) is shown and recorded
+        hooks = CallbackList([*callbacks, *progress, history], self)
         self._fit_epochs = epochs
         self._fit_steps = _length(loader)
         self.stop_training = self._stop_now = False

@@ -54,7 +54,7 @@ class ProgressBar(Callback):
         if self.verbose == 0:
             return
         elapsed = time.perf_counter() - self.start
-        prefix = "\r" if self.verbose == 1 else ""
+        prefix = "\r\x1b[K" if self.verbose == 1 else ""  # erase the longer bar line
         self.stream.write(f"{prefix}Epoch {epoch + 1}/{self.epochs} - {elapsed:.1f}s - "
                           f"{_format(logs or {})}\n")
         self.stream.flush()

@@ -45,7 +45,7 @@ def load_digits(split: str = "train", *, test_fraction: float = 0.2, seed: int =
     Raises:
         MissingDependencyError: scikit-learn is not installed.
 
-    >>> train = fw.data.datasets.load_digits("train")   # 1,437 samples, (1, 8, 8) each
+    >>> train = fw.data.datasets.load_digits("train")   # 1,438 samples, (1, 8, 8) each
     """
     datasets = require("sklearn.datasets", "load_digits",
                        "pip install scikit-learn  (or: pip install fw-core[digits])")

@@ -67,3 +67,13 @@ def test_failed_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):
 def test_unsupported_objects_say_what_can_be_saved(tmp_path):
     with pytest.raises(CheckpointError, match="state_dict"):
         fw.save({"f": object()}, tmp_path / "x.safetensors")
+
+
+def test_flipped_byte_in_tensor_values_is_detected(tmp_path):
+    path = tmp_path / "s.safetensors"
+    fw.save({"w": fw.ones(64)}, path)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF  # inside the last tensor's values
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="checksums"):
+        fw.load(path)
