@@ -26,22 +26,28 @@ def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
     """Run ``op`` on a tuple of tensors (all on one device) with keyword attributes."""
     first = inputs[0]
     device = first._device
-    if len(inputs) == 1:
+    count = len(inputs)
+    if count == 1:
         arrays = (first._data,)
+    elif count == 2:  # unrolled: the common binary case (matmul, linear without bias, ...)
+        second = inputs[1]
+        if second._device is not device:
+            raise mixed_devices(op, inputs)
+        arrays = (first._data, second._data)
     else:
         for t in inputs:
             if t._device is not device:
                 raise mixed_devices(op, inputs)
-        arrays = tuple(t._data for t in inputs)
+        arrays = [t._data for t in inputs]
     if op.float_result:
-        arrays = tuple(a if a.dtype.kind == "f" else a.astype(_dt.default_float.numpy)
-                       for a in arrays)
+        arrays = [a if a.dtype.kind == "f" else a.astype(_dt.default_float.numpy)
+                  for a in arrays]
     try:
         kernel = op.kernels[device.type]
     except KeyError:
         kernel = missing_kernel(op, device)
     try:
-        out = kernel(*arrays, **attrs)
+        out = kernel(*arrays, **attrs) if attrs else kernel(*arrays)
     except FwError:
         raise
     except Exception as exc:
