@@ -1,4 +1,5 @@
 import fw_core as fw
+
 fw.manual_seed(0)
 x = fw.randn(256, 2); y = ((x[:, 0] * x[:, 1]) > 0).long()          # XOR of the signs
 w1, b1 = fw.randn(2, 32).requires_grad_(), fw.zeros(32, requires_grad=True)

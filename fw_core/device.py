@@ -79,7 +79,8 @@ def get(spec) -> Device:
     if kind not in registry.specs:
         known = ", ".join(sorted(registry.specs)) or "none"
         hint = registry.blocked_hint.get(kind) or (
-            f"install a plugin that provides it (e.g. pip install fw-{kind}); loaded devices: {known}"
+            f"install a plugin that provides it (e.g. pip install fw-{kind}); loaded devices: "
+            f"{known}"
         )
         raise DeviceError(f"no device type {kind!r} is available", hint=hint)
     if kind in registry.unavailable:

@@ -30,7 +30,8 @@ class Anchor:
 
     Attributes:
         kind: "smooth", "kink", "flat", "saturation", "pole", "domain" or "temperature".
-        says: one sentence a user can act on ("gradient is 0 for x < 0: units below 0 stop learning").
+        says: one sentence a user can act on ("gradient is 0 for x < 0: units below 0 stop
+            learning").
         region: optional ``fn(*inputs) -> bool Tensor`` marking inputs where the approximation
             breaks (relu's ``x <= 0``); the debugger measures its fraction (dead units, saturation).
     """

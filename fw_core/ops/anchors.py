@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ..records import Anchor
 
+_EVERYWHERE = "smooth everywhere: the linear approximation holds at every input"
 
-def smooth(says: str = "smooth everywhere: the linear approximation holds at every input") -> Anchor:
+
+def smooth(says: str = _EVERYWHERE) -> Anchor:
     """No break: the Jacobian is continuous (add, exp, matmul)."""
     return Anchor("smooth", says)
 

@@ -1,4 +1,5 @@
-"""``broadcast_to`` and ``sum_to``: each other's gradient, and the glue of every broadcasting VJP."""
+"""``broadcast_to`` and ``sum_to``: each other's gradient, and the glue of every broadcasting
+VJP."""
 
 from __future__ import annotations
 

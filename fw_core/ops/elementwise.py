@@ -7,10 +7,11 @@ Jacobian structure (diagonal) and, for binary ops, the reduction of broadcast gr
 from __future__ import annotations
 
 __all__ = ["abs", "add", "ceil", "clamp", "cos", "div", "elu", "eq", "erf", "exp", "expm1",
-           "floor", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "le", "leaky_relu", "log",
-           "log1p", "logical_and", "logical_not", "logical_or", "lt", "maximum", "minimum", "mish",
-           "mul", "ne", "neg", "pow", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign",
-           "silu", "sin", "softplus", "sqrt", "square", "sub", "tanh", "where"]
+           "floor", "floor_divide", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "le",
+           "leaky_relu", "log", "log1p", "logical_and", "logical_not", "logical_or", "lt",
+           "maximum", "minimum", "mish", "mul", "ne", "neg", "pow", "reciprocal", "relu",
+           "remainder", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "softplus", "sqrt",
+           "square", "sub", "tanh", "where"]
 
 import math
 
@@ -132,7 +133,8 @@ SQRT = _unary_op("sqrt", "Square root.", lambda ctx, g: (g / (ctx.out * 2),),
                               region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
 RSQRT = _unary_op("rsqrt", "1 / sqrt(x).",
                   lambda ctx, g: (g * ctx.out * ctx.out * ctx.out * -0.5,),
-                  anchors.pole("explodes at 0 (add an epsilon, as normalisations do); NaN for x < 0",
+                  anchors.pole("explodes at 0 (add an epsilon, as normalisations do); NaN "
+                               "for x < 0",
                                region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
 SQUARE = _unary_op("square", "x * x.", lambda ctx, g: (g * ctx.inputs[0] * 2,), anchors.smooth())
 RECIPROCAL = _unary_op("reciprocal", "1 / x.", lambda ctx, g: (-g * ctx.out * ctx.out,),
@@ -190,8 +192,10 @@ def _softplus_vjp(ctx, g):
     return (g * where(x * beta > threshold, 1.0, sigmoid(x * beta)),)
 
 
-SOFTPLUS = _unary_op("softplus", "log(1 + e^(beta x)) / beta; x itself where beta x > threshold.",
-                     _softplus_vjp, anchors.smooth("smooth; the gradient is ~0 for very negative x"),
+SOFTPLUS = _unary_op("softplus",
+                     "log(1 + e^(beta x)) / beta; x itself where beta x > threshold.",
+                     _softplus_vjp,
+                     anchors.smooth("smooth; the gradient is ~0 for very negative x"),
                      attrs=", beta: float = 1, threshold: float = 20", float_result=True)
 
 
@@ -331,6 +335,19 @@ MINIMUM = _binary_op("minimum", "Elementwise min(a, b); ties split the gradient 
                      _max_min_vjp(lambda a, b: a < b),
                      anchors.kink("corner where a == b: the gradient switches inputs"))
 
+def _remainder_vjp(ctx, g):
+    a, b = ctx.inputs
+    return (g if ctx.next[0] is not None else None,
+            -g * floor(a / b) if ctx.next[1] is not None else None)
+
+
+REMAINDER = _binary_op("remainder", "a - b * floor(a / b): the remainder with the sign of b "
+                       "(Python's %).", _remainder_vjp,
+                       anchors.kink("jumps by b wherever a crosses a multiple of b; between jumps "
+                                    "the gradient w.r.t. a is 1"))
+FLOOR_DIVIDE = _binary_op("floor_divide", "floor(a / b) (Python's //); not differentiable, as "
+                          "in PyTorch.", None, _FLAT, saves=(), differentiable=False)
+
 _compare_doc = "Elementwise {} (a bool tensor)."
 EQ, NE, LT, LE, GT, GE = (
     _binary_op(name, _compare_doc.format(sym), None, _FLAT, saves=(), differentiable=False,
@@ -373,8 +390,8 @@ neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, square, reciprocal = map(_u
 sin, cos, tanh, sigmoid, erf, relu, silu, mish, floor, ceil, round = map(_unary_fn, (
     SIN, COS, TANH, SIGMOID, ERF, RELU, SILU, MISH, FLOOR, CEIL, ROUND))
 isnan, isinf, logical_not = map(_unary_fn, (ISNAN, ISINF, LOGICAL_NOT))
-add, sub, mul, div, pow, maximum, minimum = map(_binary_fn, (
-    ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM))
+add, sub, mul, div, pow, maximum, minimum, remainder, floor_divide = map(_binary_fn, (
+    ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, REMAINDER, FLOOR_DIVIDE))
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
     EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
 
@@ -461,8 +478,10 @@ METHODS.update({
     "__neg__": neg, "__abs__": abs, "__add__": add, "__radd__": _reflected(add),
     "__sub__": sub, "__rsub__": _reflected(sub), "__mul__": mul, "__rmul__": _reflected(mul),
     "__truediv__": div, "__rtruediv__": _reflected(div), "__pow__": pow,
-    "__rpow__": _reflected(pow), "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le,
-    "__gt__": gt, "__ge__": ge, "__and__": logical_and, "__or__": logical_or,
+    "__rpow__": _reflected(pow), "__mod__": remainder, "__rmod__": _reflected(remainder),
+    "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide), "__eq__": eq,
+    "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__and__": logical_and, "__or__": logical_or,
     "__invert__": logical_not, "clip": clamp, "true_divide": div, "multiply": mul,
     "subtract": sub, "where": lambda self, condition, other: where(condition, self, other),
 })

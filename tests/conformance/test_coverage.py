@@ -2,7 +2,6 @@
 
 import fw_core as fw
 from fw_core.records import Anchor, Structure
-
 from fw_core.testing.cases import ALL
 
 # ops exercised elsewhere, with the test that covers them

@@ -4,7 +4,6 @@ import pytest
 
 import fw_core as fw
 from fw_core.testing import conformance as cf
-
 from fw_core.testing.cases import ALL
 
 torch = pytest.importorskip("torch")
