@@ -205,7 +205,8 @@ def load() -> list[PluginInfo]:
             info_.state = BLOCKED
             info_.reason = ("blocked by FW_DISABLE_PLUGINS" if name in blocked
                             else "not in the selected plugins (FW_PLUGINS / fw.plugins.use)")
-            info_.fix = f"add {name} to FW_PLUGINS (or fw.plugins.use([...])) to load it"
+            info_.fix = (f"remove {name} from FW_DISABLE_PLUGINS to load it" if name in blocked
+                         else f"add {name} to FW_PLUGINS (or fw.plugins.use([...])) to load it")
             continue
         if dist is not None:
             why = _incompatibility(dist)

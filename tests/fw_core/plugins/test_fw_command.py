@@ -153,7 +153,7 @@ def test_plugins_table_explains_every_plugin_that_is_not_loaded(zoo):
     assert rows["fw_badconfig"][1:3] == ("blocked", "-")
     assert rows["fw_badconfig"][3] == [
         "reason: blocked by FW_DISABLE_PLUGINS",
-        "fix:    add fw_badconfig to FW_PLUGINS (or fw.plugins.use([...])) to load it"]
+        "fix:    remove fw_badconfig from FW_DISABLE_PLUGINS to load it"]
     for name, (_, state, _, lines) in rows.items():
         if state != "loaded":
             assert lines[0].startswith("reason: "), name
