@@ -31,11 +31,21 @@ CASES = {
 }
 
 
-def per_call_us(stmt: str, env: dict, number: int, repeat: int = 7) -> float:
-    """Median over `repeat` runs of the time of one call, in microseconds."""
-    timer = timeit.Timer(stmt, globals=env)
-    timer.timeit(number // 10)  # warm-up
-    return statistics.median(timer.repeat(repeat, number)) / number * 1e6
+def paired_us(ours: str, theirs: str, env: dict, number: int, repeat: int = 9):
+    """Median time per call of each statement, and the median of the per-round ratios.
+
+    fw and torch alternate round by round, so a slow spell of a shared machine hits both
+    sides of a ratio rather than one.
+    """
+    timers = timeit.Timer(ours, globals=env), timeit.Timer(theirs, globals=env)
+    for t in timers:
+        t.timeit(number // 10)  # warm-up
+    fw_runs, torch_runs = [], []
+    for _ in range(repeat):
+        fw_runs.append(timers[0].timeit(number) / number * 1e6)
+        torch_runs.append(timers[1].timeit(number) / number * 1e6)
+    ratios = [f / t for f, t in zip(fw_runs, torch_runs)]
+    return statistics.median(fw_runs), statistics.median(torch_runs), statistics.median(ratios)
 
 
 def environment(torch, grad: bool) -> dict:
@@ -58,16 +68,16 @@ def main(number: int) -> dict:
     for grad in (False, True):
         env = environment(torch, grad)
         for name, (ours, theirs) in CASES.items():
-            fw_us = per_call_us(ours, env, number)
-            torch_us = per_call_us(theirs, env, number)
+            fw_us, torch_us, ratio = paired_us(ours, theirs, env, number)
             key = f"{name}{' +grad' if grad else ''}"
             results[key] = {"fw_us": round(fw_us, 3), "torch_us": round(torch_us, 3),
-                            "ratio": round(fw_us / torch_us, 3)}
+                            "ratio": round(ratio, 3)}
     return results
 
 
 def table(results: dict) -> str:
-    lines = ["| op | fw µs | torch µs | fw / torch |", "| --- | ---: | ---: | ---: |"]
+    lines = ["| op | fw µs | torch µs | fw / torch (median of paired rounds) |",
+             "| --- | ---: | ---: | ---: |"]
     for name, r in results.items():
         lines.append(f"| {name} | {r['fw_us']:.2f} | {r['torch_us']:.2f} | {r['ratio']:.2f} |")
     return "\n".join(lines)
