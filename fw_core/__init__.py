@@ -32,6 +32,7 @@ from .dtypes import (  # noqa: E402
 )
 from .ops import OPS, define_op  # noqa: E402
 from . import ops  # noqa: E402
+from .ops.attention import *  # noqa: E402,F403
 from .ops.broadcast import *  # noqa: E402,F403
 from .ops.conv import *  # noqa: E402,F403
 from .ops.creation import *  # noqa: E402,F403

@@ -58,8 +58,9 @@ class OpDef:
 
     Attributes:
         name: the op's unique name ("relu", "matmul").
-        family: "creation", "elementwise", "reduction", "shape", "linalg", "conv", "nn" or
-            "loss" (the module of ``fw_core.ops`` that declares it).
+        family: the module of ``fw_core.ops`` that declares it: "creation", "elementwise",
+            "broadcast", "reduction", "shape", "indexing", "linalg", "conv", "nn", "attention"
+            or "loss".
         doc: the maths, in one or two sentences.
         signature: the user-facing signature, e.g. ``"relu(x: Tensor) -> Tensor"``.
         meta: ``meta(*input_specs, **attrs) -> TensorSpec``: output shape and dtype from input

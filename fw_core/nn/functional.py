@@ -29,6 +29,7 @@ import warnings
 
 from .._state import state
 from ..errors import UnsupportedError
+from ..ops import attention as _attention
 from ..ops import conv as _conv
 from ..ops import elementwise as _ew
 from ..ops import linalg as _linalg
@@ -235,5 +236,5 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  is_causal: bool = False, scale: float | None = None) -> Tensor:
     """softmax(q k^T * scale + mask) v: (..., L, E), (..., S, E), (..., S, Ev) -> (..., L, Ev).
     A bool ``attn_mask`` is True where attention is allowed; a float one is added."""
-    return _nn.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
-                                            scale)
+    return _attention.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
+                                                   is_causal, scale)

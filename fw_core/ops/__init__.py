@@ -4,10 +4,23 @@
 Families: creation, elementwise, reduction, shape, linalg, nn, loss.
 """
 
-from . import broadcast, conv, creation, elementwise, indexing, linalg, loss, nn, reduction, shape
+from . import (
+    attention,
+    broadcast,
+    conv,
+    creation,
+    elementwise,
+    indexing,
+    linalg,
+    loss,
+    nn,
+    reduction,
+    shape,
+)
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, get
 
-FAMILIES = (creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn, loss)
+FAMILIES = (creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
+            attention, loss)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op", "get"]

@@ -13,10 +13,11 @@ import math
 
 from ..._state import state
 from ...errors import DTypeError, ShapeError
+from ...ops.attention import scaled_dot_product_attention
 from ...ops.creation import empty, full, zeros
 from ...ops.elementwise import where
 from ...ops.linalg import linear, matmul
-from ...ops.nn import dropout, scaled_dot_product_attention, softmax
+from ...ops.nn import dropout, softmax
 from ...ops.reduction import mean
 from ...ops.shape import cat, expand, pad, permute, reshape, squeeze, transpose, triu, unsqueeze
 from .. import init
