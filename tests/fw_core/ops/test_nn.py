@@ -41,7 +41,7 @@ def _close(ours, theirs, atol=1e-10):
 ])
 def test_contract_declares_structure_and_anchor(name, structure, anchor):
     op = fw.ops.get(name)
-    assert op.family == "nn"
+    assert op.family == ("attention" if name == "scaled_dot_product_attention" else "nn")
     assert op.structure is structure
     assert op.anchor.kind == anchor
     assert op.twice_differentiable
