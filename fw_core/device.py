@@ -54,7 +54,11 @@ class _Registry:
     def reset(self, specs: dict[str, DeviceSpec], unavailable: dict[str, str],
               owners: dict[str, str]) -> None:
         self.specs, self.unavailable, self.owners = specs, unavailable, owners
-        self._interned = {}
+        # a device whose spec survives a reload keeps its Device object, so tensors made before
+        # fw.plugins.use()/register() still pass the per-op `a.device is b.device` check
+        self._interned = {key: device for key, device in self._interned.items()
+                          if specs.get(device.type) is device.spec
+                          and device.type not in unavailable}
 
 
 registry = _Registry()

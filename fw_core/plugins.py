@@ -85,6 +85,7 @@ class _Tables:
         self.dispatch_notes: dict[tuple[str, str], str] = {}
         self.manager: pluggy.PluginManager | None = None
         self.allow: list[str] | None = None
+        self.in_process: dict[str, object] = {}
 
 
 _tables = _Tables()
@@ -100,10 +101,32 @@ def info() -> list[PluginInfo]:
 def use(names: list[str] | None) -> list[PluginInfo]:
     """Load only these plugins (fw_core is always loaded); ``use(None)`` goes back to the
     environment's selection (``FW_PLUGINS`` / ``FW_DISABLE_PLUGINS``). Tensors made before keep
-    working only if their device is still loaded."""
+    working as long as their device is still loaded."""
     _tables.allow = None if names is None else list(names)
     load()
     return info()
+
+
+def register(plugin, name: str) -> PluginInfo:
+    """Load a plugin from this process (a module or any object with ``@fw_core.hookimpl``
+    functions) without packaging it: handy in notebooks and tests. It takes part in this and
+    every later load like an installed plugin (selection and conflicts included) until
+    :func:`unregister`. Returns its row of :func:`info`."""
+    installed = {ep.name for ep in importlib_metadata.entry_points(group=GROUP)}
+    if name == CORE or name in installed:
+        raise PluginError(f"a plugin called {name!r} is already installed",
+                          hint="register it under another name")
+    _tables.in_process[name] = plugin
+    load()
+    return _tables.infos[name]
+
+
+def unregister(name: str) -> None:
+    """Forget a plugin added with :func:`register`, and reload without it."""
+    if _tables.in_process.pop(name, None) is None:
+        raise PluginError(f"no plugin {name!r} was registered in this process",
+                          hint=f"registered here: {', '.join(_tables.in_process) or 'none'}")
+    load()
 
 
 def fusion_rules(device: str) -> list[FusionRule]:
@@ -177,7 +200,8 @@ def _incompatibility(dist) -> str | None:
 
 
 def _candidates():
-    """(name, loader, version, distribution) for fw_core's builtins and every entry point."""
+    """(name, loader, version, distribution) for fw_core's builtins, every entry point and the
+    plugins registered in this process."""
     from . import __version__, builtin
 
     yield CORE, (lambda: builtin), __version__, None
@@ -187,6 +211,9 @@ def _candidates():
             continue
         seen.add(ep.name)
         yield ep.name, ep, ep.dist.version if ep.dist else "?", ep.dist
+    for name, plugin in _tables.in_process.items():
+        if name not in seen:  # register() refuses installed names; this guards later installs
+            yield name, (lambda plugin=plugin: plugin), "in-process", None
 
 
 def load() -> list[PluginInfo]:
