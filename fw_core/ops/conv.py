@@ -25,7 +25,7 @@ from ..errors import DTypeError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
-from .dispatch import apply, not_a_tensor
+from .dispatch import apply, check_tensors
 from .reduction import sum as _sum
 from .registry import define_op
 
@@ -536,15 +536,9 @@ UPSAMPLE_BILINEAR2D, UPSAMPLE_BILINEAR2D_BACKWARD = _linear_pair(
 
 
 # -- the public functions -------------------------------------------------------------------------
-def _check_tensors(op, *values) -> None:
-    for v in values:
-        if v is not None and not isinstance(v, Tensor):
-            raise not_a_tensor(op, v)
-
-
 def _convolve(n, x, weight, bias, stride, padding, dilation, groups):
     ops = _CONV[n]
-    _check_tensors(ops.conv, x, weight, bias)
+    check_tensors(ops.conv, x, weight, bias, allow_none=True)
     stride = _ints(stride, n, "stride", ops.conv.name)
     dilation = _ints(dilation, n, "dilation", ops.conv.name)
     _check_steps(ops.conv.name, stride, dilation)
@@ -556,7 +550,7 @@ def _convolve(n, x, weight, bias, stride, padding, dilation, groups):
 
 def _convolve_transposed(n, x, weight, bias, stride, padding, output_padding, groups, dilation):
     op = _CONV[n].transpose
-    _check_tensors(op, x, weight, bias)
+    check_tensors(op, x, weight, bias, allow_none=True)
     padding = _ints(padding, n, "padding", op.name)
     _positive(padding, "padding", op.name, least=0)
     attrs = {"stride": _ints(stride, n, "stride", op.name),
@@ -637,7 +631,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     where each maximum was, as int64 flat indices h * W + w into the input plane (the first
     maximum among ties, as PyTorch). Only the maxima receive gradient.
     """
-    _check_tensors(MAX_POOL2D, input)
+    check_tensors(MAX_POOL2D, input)
     attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding, dilation)
     attrs["ceil_mode"] = bool(ceil_mode)
     out = apply(MAX_POOL2D, (input,), attrs)
@@ -654,7 +648,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     counted in the divisor unless ``count_include_pad=False``; ``ceil_mode`` keeps a last,
     partial window (its overhang is never counted); ``divisor_override`` replaces the divisor.
     """
-    _check_tensors(AVG_POOL2D, input)
+    check_tensors(AVG_POOL2D, input)
     attrs = _pool_attrs("avg_pool2d", kernel_size, stride, padding)
     _check_divisor(divisor_override)
     attrs.update(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
@@ -665,7 +659,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average (N, C, H, W) or (C, H, W) over an ``output_size`` grid of bins (int or (h, w);
     None keeps that dimension), whatever the input size: the pooling before a classifier."""
-    _check_tensors(ADAPTIVE_AVG_POOL2D, input)
+    check_tensors(ADAPTIVE_AVG_POOL2D, input)
     if isinstance(output_size, (tuple, list)) and len(output_size) == 2:
         output_size = tuple(input.shape[-2 + i] if s is None else s
                             for i, s in enumerate(output_size))
@@ -701,7 +695,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             using ``1 / scale_factor`` (they differ when the product is not whole).
     """
     op = "interpolate"
-    _check_tensors(UPSAMPLE_NEAREST2D, input)
+    check_tensors(UPSAMPLE_NEAREST2D, input)
     if mode not in ("nearest", "bilinear"):
         raise UnsupportedError(f"mode {mode!r} is not implemented", op=op,
                                hint="use mode='nearest' or mode='bilinear'")

@@ -202,6 +202,14 @@ def missing_kernel(op, device):
     return fallback
 
 
+def check_tensors(op, *values, allow_none: bool = False) -> None:
+    """Raise the not-a-tensor error for the first value that is not a Tensor (None passes
+    with ``allow_none``: an absent optional input such as a bias)."""
+    for v in values:
+        if not isinstance(v, Tensor) and not (allow_none and v is None):
+            raise not_a_tensor(op, v)
+
+
 def not_a_tensor(op, value) -> FwError:
     return FwError(
         f"expected a Tensor, got {type(value).__name__}", op=op.name,

@@ -24,7 +24,7 @@ from ..tensor import Tensor
 from . import anchors
 from .broadcast import sum_to
 from .creation import ones
-from .dispatch import apply, not_a_tensor
+from .dispatch import apply, check_tensors
 from .elementwise import mul
 from .meta import broadcast_shapes, describe, promote
 from .registry import define_op
@@ -319,12 +319,6 @@ LINEAR = _contraction(
 
 
 # -- the public functions -------------------------------------------------------------------------
-def _check_tensors(op, *values) -> None:
-    for v in values:
-        if not isinstance(v, Tensor):
-            raise not_a_tensor(op, v)
-
-
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product ``a @ b`` with PyTorch's rules.
 
@@ -337,13 +331,13 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     dimensions differ. ``fw.ones(2, 3) @ fw.ones(3)`` is ``tensor([3., 3.])``.
     """
     if a.__class__ is not Tensor or b.__class__ is not Tensor:
-        _check_tensors(MATMUL, a, b)
+        check_tensors(MATMUL, a, b)
     return apply(MATMUL, (a, b))
 
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Batched matrix product: (b, n, k) @ (b, k, m) -> (b, n, m), without broadcasting."""
-    _check_tensors(BMM, a, b)
+    check_tensors(BMM, a, b)
     return apply(BMM, (a, b))
 
 
@@ -362,7 +356,7 @@ def einsum(equation: str, *operands) -> Tensor:
     if not operands:
         raise ShapeError("einsum needs at least one operand", op="einsum",
                          hint="e.g. fw.einsum('ij->ji', x)")
-    _check_tensors(EINSUM, *operands)
+    check_tensors(EINSUM, *operands)
     try:
         normal = _normalize(equation, tuple(o._data.ndim for o in operands))
     except ShapeError as err:
@@ -373,7 +367,7 @@ def einsum(equation: str, *operands) -> Tensor:
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """Outer product of two 1-d tensors: (n,) and (m,) -> (n, m). Dtypes promote."""
-    _check_tensors(OUTER, a, b)
+    check_tensors(OUTER, a, b)
     if a._data.dtype != b._data.dtype:
         common = promote_types(a.dtype, b.dtype)
         a, b = a.to(common), b.to(common)
@@ -392,10 +386,10 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     if bias is None:
         if x.__class__ is not Tensor or weight.__class__ is not Tensor:
-            _check_tensors(LINEAR, x, weight)
+            check_tensors(LINEAR, x, weight)
         return apply(LINEAR, (x, weight))
     if x.__class__ is not Tensor or weight.__class__ is not Tensor or bias.__class__ is not Tensor:
-        _check_tensors(LINEAR, x, weight, bias)
+        check_tensors(LINEAR, x, weight, bias)
     return apply(LINEAR, (x, weight, bias))
 
 
