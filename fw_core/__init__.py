@@ -49,6 +49,9 @@ from . import tensor_methods as _tensor_methods  # noqa: E402,F401
 from . import nn, training  # noqa: E402
 from .io import load, save  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
+from . import memory, scheduler  # noqa: E402
+from .context import context  # noqa: E402
+from .compile import compile, traceable  # noqa: E402,A004
 
 half, float, double, long, int, bool = float16, float32, float64, int64, int32, bool_  # noqa: A001
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class _State:
-    __slots__ = ("grad_enabled", "module_path", "inspecting", "inspectors")
+    __slots__ = ("grad_enabled", "module_path", "inspecting", "inspectors", "tracer")
 
     def __init__(self):
         self.grad_enabled = True
@@ -13,6 +13,8 @@ class _State:
         #: True while at least one inspector is active; the only inspector cost per op
         self.inspecting = False
         self.inspectors: tuple = ()
+        #: the compile Tracer recording the current run, or None (it also sets ``inspecting``)
+        self.tracer = None
 
 
 state = _State()

@@ -1,6 +1,7 @@
 """Inspectors: observers plugins register, switched on and off by name.
 
-While none is active the per-op cost is one flag read (``state.inspecting``).
+While none is active the per-op cost is one flag read (``state.inspecting``). A running trace
+(fw.compile) raises the same flag, so tracing costs nothing per op either when it is off.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ def _reset(inspectors: dict[str, Inspector]) -> None:
     _registered.clear()
     _registered.update(inspectors)
     _active[:] = [i for i in inspectors.values() if i.active]
-    _publish()
+    publish()
 
 
-def _publish() -> None:
+def publish() -> None:
+    """Recompute the per-op flag from the active inspectors and the running trace."""
     state.inspectors = tuple(_active)
-    state.inspecting = bool(_active)
+    state.inspecting = bool(_active) or state.tracer is not None
 
 
 def registered() -> list[str]:
@@ -53,7 +55,7 @@ def activate(name_or_inspector) -> Inspector:
             ) from None
     if inspector not in _active:
         _active.append(inspector)
-        _publish()
+        publish()
     return inspector
 
 
@@ -61,7 +63,7 @@ def deactivate(name_or_inspector) -> None:
     """Stop calling an inspector."""
     name = getattr(name_or_inspector, "name", name_or_inspector)
     _active[:] = [i for i in _active if i.name != name]
-    _publish()
+    publish()
 
 
 @contextlib.contextmanager
@@ -75,11 +77,16 @@ def activated(name_or_inspector):
 
 
 def notify_op(op, inputs, attrs, output) -> None:
-    _notify(OpEvent(op, inputs, output, state.module_path, "forward", attrs))
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.on_op(op, inputs, attrs, output)
+    if state.inspectors:
+        _notify(OpEvent(op, inputs, output, state.module_path, "forward", attrs))
 
 
 def notify_backward(node, grad, input_grads) -> None:
-    _notify(OpEvent(node.op, (grad,), input_grads, node.module, "backward", node.attrs))
+    if state.inspectors:
+        _notify(OpEvent(node.op, (grad,), input_grads, node.module, "backward", node.attrs))
 
 
 def _notify(event: OpEvent) -> None:
@@ -90,4 +97,4 @@ def _notify(event: OpEvent) -> None:
             if inspector.on_op is not None:
                 inspector.on_op(event)
     finally:
-        state.inspecting = bool(_active)
+        state.inspecting = bool(_active) or state.tracer is not None

@@ -155,15 +155,21 @@ class FusionRule:
         name: unique rule name ("elementwise_chain").
         device: the device type whose code generator this is.
         structures: the Jacobian structures it fuses (the grouping fw_core does is by structure).
-        generate: ``fn(group) -> callable``: build a kernel for a group of graph nodes.
+        generate: ``fn(group) -> callable | None``: build a kernel for a group of graph nodes
+            (``kernel(*input_arrays, out=None) -> tuple of output arrays``), or None when the
+            rule cannot handle this group (the next rule is asked, else the nodes stay unfused).
         priority: higher rules are tried first.
+        supports: optional ``fn(node) -> bool``: whether the generator can take this node.
+            The grouping pass only puts a node in a group if some rule supports it, so groups
+            stay within what a generator handles; None means every node of ``structures``.
     """
 
     name: str
     device: str
     structures: frozenset[Structure]
-    generate: Callable[[Any], Callable]
+    generate: Callable[[Any], Callable | None]
     priority: int = 0
+    supports: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ def _check_storage_writeable(x: Tensor) -> None:
 
 def bump_version(x: Tensor) -> None:
     """Mark ``x``'s storage as modified (shared with its views)."""
+    if state.tracer is not None:
+        state.tracer.on_write(x)
     if x._vc is None:
         x._vc = [1]
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._state import state
 from ..errors import AutogradError, ShapeError
+from ..memory import track
 from .node import Node
 
 
@@ -114,7 +115,6 @@ def _graph_order(root_nodes):
 
 
 def _run(roots, seeds, retain_graph, create_graph, targets, accumulate):
-    from .grad_mode import set_grad_enabled
 
     if retain_graph is None:
         retain_graph = create_graph
@@ -143,6 +143,22 @@ def _run(roots, seeds, retain_graph, create_graph, targets, accumulate):
         for inspector in state.inspectors:
             if inspector.on_backward is not None:
                 inspector.on_backward(roots)
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.backward_ran = True
+        tracer.phase = "backward"
+    try:
+        _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph,
+                   create_graph, accumulate, delivered)
+    finally:
+        if tracer is not None:
+            tracer.phase = "forward"
+    return found
+
+
+def _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph, create_graph,
+               accumulate, delivered):
+    from .grad_mode import set_grad_enabled
 
     with set_grad_enabled(create_graph):
         for leaf, g in leaves:
@@ -172,7 +188,6 @@ def _run(roots, seeds, retain_graph, create_graph, targets, accumulate):
                         ready.append(nxt)
                 else:
                     _deliver_leaf(nxt, gi, wanted, found, accumulate, create_graph, delivered)
-    return found
 
 
 def _call_vjp(node, g):
@@ -219,15 +234,22 @@ def _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered):
         return
     if g.dtype is not leaf.dtype:
         g = g.to(leaf.dtype)
+    tracer = state.tracer
     if leaf.grad is not None:
+        if tracer is not None:
+            tracer.read_grad(leaf)
         leaf.grad = leaf.grad + g
-        return
+    else:
+        if not create_graph:
+            g = g.detach()
+            if id(g._data) in delivered or not _writeable(g._data):
+                g = g.clone()
+        delivered.add(id(g._data))
+        leaf.grad = g
     if not create_graph:
-        g = g.detach()
-        if id(g._data) in delivered or not _writeable(g._data):
-            g = g.clone()
-    delivered.add(id(g._data))
-    leaf.grad = g
+        track(leaf.grad, "gradient")
+    if tracer is not None:
+        tracer.set_grad(leaf)
 
 
 def _writeable(array) -> bool:

@@ -160,6 +160,8 @@ class Module:
     def __call__(self, *args, **kwargs):
         previous = state.module_path
         state.module_path = self.path
+        if state.tracer is not None:
+            state.tracer.saw_module(self)
         try:
             if self._forward_pre_hooks:
                 for hook in list(self._forward_pre_hooks.values()):

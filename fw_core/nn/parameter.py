@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from .. import memory
 from ..tensor import Tensor
 
 
 class Parameter(Tensor):
     """A leaf tensor that requires grad by default and registers itself on a Module.
 
-    ``Parameter(fw.randn(3, 4))`` shares the tensor's storage.
+    ``Parameter(fw.randn(3, 4))`` shares the tensor's storage. Its bytes count under the
+    "parameter" tag of ``fw.memory.summary()`` while it lives.
     """
 
     __slots__ = ()
@@ -26,7 +28,7 @@ class Parameter(Tensor):
         p.__class__ = cls
         if requires_grad:
             p.requires_grad_(True)
-        return p
+        return memory.track(p, "parameter")
 
     def __init__(self, data=None, requires_grad: bool = True):
         pass

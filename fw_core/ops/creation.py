@@ -111,6 +111,8 @@ def _run_creation(op, device, attrs) -> Tensor:
 def _from_host(array: np.ndarray, device, requires_grad=False) -> Tensor:
     data = device.spec.from_numpy(array, device.index)
     t = Tensor._wrap(data, device, None, state.module_path)
+    if state.tracer is not None:
+        state.tracer.created(t)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -246,9 +248,24 @@ def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
 
 def _random(draw, shape, dtype, device, generator, requires_grad):
     dtype, device = _resolve(dtype, device)
-    rng = (generator or default_generator).numpy
-    return _from_host(np.asarray(draw(rng, _shape_args(shape)), dtype=dtype.numpy), device,
-                      requires_grad)
+    shape = _shape_args(shape)
+    generator = generator or default_generator
+
+    def make():
+        return device.spec.from_numpy(np.asarray(draw(generator.numpy, shape),
+                                                 dtype=dtype.numpy), device.index)
+
+    return _host_drawn(make, device, requires_grad, "a random tensor")
+
+
+def _host_drawn(make, device, requires_grad=False, what="a random tensor") -> Tensor:
+    """A tensor drawn on the host by ``make()``; a compiled function draws it on every run."""
+    t = Tensor._wrap(make(), device, None, state.module_path)
+    if state.tracer is not None:
+        state.tracer.host_value(t, make, what)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def rand(*shape, dtype=None, device=None, generator=None, requires_grad=False) -> Tensor:
@@ -273,9 +290,11 @@ def randint(low, high=None, size=(), dtype=None, device=None, generator=None) ->
 
 def randperm(n: int, device=None, generator=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64)."""
-    rng = (generator or default_generator).numpy
-    return _from_host(rng.permutation(int(n)).astype(np.int64), get_device(
-        "cpu" if device is None else device))
+    generator = generator or default_generator
+    device = get_device("cpu" if device is None else device)
+    return _host_drawn(lambda: device.spec.from_numpy(
+        generator.numpy.permutation(int(n)).astype(np.int64), device.index), device,
+        what="a random permutation")
 
 
 def _like(fn):

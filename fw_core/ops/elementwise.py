@@ -394,6 +394,10 @@ add, sub, mul, div, pow, maximum, minimum, remainder, floor_divide = map(_binary
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, REMAINDER, FLOOR_DIVIDE))
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
     EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
+#: ops called through apply_binary (their operands are promoted, Python scalars stay weak)
+BINARY_OPS = frozenset(f.__name__ for f in (add, sub, mul, div, pow, maximum, minimum, remainder,
+                                            floor_divide, eq, ne, lt, le, gt, ge, logical_and,
+                                            logical_or))
 
 
 def leaky_relu(x, negative_slope: float = 0.01):

@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..records import Structure, TensorSpec
 from . import anchors, reduction, shape
-from .creation import as_tensor
+from .creation import _host_drawn, as_tensor
 from .dispatch import apply, explain_failure
 from .elementwise import exp, rsqrt, where
 from .meta import describe, normalize_dim, require_floating
@@ -532,12 +532,15 @@ def _keep_mask(shape_, p, device, generator=None):
     one mask on every device.
     """
     if p >= 1.0:
-        keep = np.zeros(shape_, dtype=bool)
-    else:
-        if generator is None:
-            from ..random import default_generator as generator
+        return as_tensor(np.zeros(shape_, dtype=bool), device=device)
+    if generator is None:
+        from ..random import default_generator as generator
+
+    def draw():
         keep = np.asarray(generator.numpy.random(shape_, dtype=np.float32) >= p)
-    return as_tensor(keep, device=device)
+        return device.spec.from_numpy(keep, device.index)
+
+    return _host_drawn(draw, device, what="a dropout mask")
 
 
 # -- embedding ------------------------------------------------------------------------------------

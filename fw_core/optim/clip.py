@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .._state import state as _state
 from ..device import get as _get_device
 from ..errors import NonFiniteError
 from ..tensor import Tensor
@@ -48,6 +49,11 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     >>> total = fw.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     >>> optimizer.step()
     """
+    tracer = _state.tracer
+    if tracer is not None:  # fw.compile: clipping replays as one host step
+        parameters = list(parameters) if not isinstance(parameters, Tensor) else [parameters]
+        return tracer.host_effect("clip_grad_norm_()", lambda: clip_grad_norm_(
+            parameters, max_norm, norm_type, error_if_nonfinite))
     grads = _grads(parameters)
     max_norm = _non_negative("clip_grad_norm_", "max_norm", max_norm)
     try:
@@ -88,6 +94,11 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     Raises:
         ArgumentError: ``clip_value`` < 0.
     """
+    tracer = _state.tracer
+    if tracer is not None:  # fw.compile: clipping replays as one host step
+        parameters = list(parameters) if not isinstance(parameters, Tensor) else [parameters]
+        return tracer.host_effect("clip_grad_value_()", lambda: clip_grad_value_(
+            parameters, clip_value))
     grads = _grads(parameters)
     clip_value = _non_negative("clip_grad_value_", "clip_value", clip_value)
     for g in grads:

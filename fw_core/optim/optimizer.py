@@ -21,6 +21,7 @@ from .._state import state as _grad_state
 from ..autograd import enable_grad
 from ..device import get as _get_device
 from ..errors import ArgumentError, DeviceError, DTypeError, FwError, ShapeError, StateDictError
+from ..memory import track as _track
 from ..tensor import Tensor
 from ..tensor_methods import assign_
 
@@ -97,6 +98,14 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        tracer = _grad_state.tracer
+        if tracer is not None:  # fw.compile: the update replays as one host step
+            tracer.host_effect(f"{type(self).__name__}.step()", self._update_all)
+            return loss
+        self._update_all()
+        return loss
+
+    def _update_all(self) -> None:
         previous = _grad_state.grad_enabled
         _grad_state.grad_enabled = False
         try:
@@ -105,11 +114,20 @@ class Optimizer:
         finally:
             _grad_state.grad_enabled = previous
         self._step_calls += 1
-        return loss
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient: set it to None (the default: frees the memory, and
         the next backward writes a fresh one) or, with ``set_to_none=False``, fill it with 0."""
+        tracer = _grad_state.tracer
+        if tracer is not None:  # fw.compile: replays as one host step
+            tracer.host_effect(f"{type(self).__name__}.zero_grad()",
+                               lambda: self._zero_grad(set_to_none),
+                               clears_grads_of=[p for g in self.param_groups for p in g["params"]]
+                               if set_to_none else ())
+            return
+        self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none: bool) -> None:
         for group in self.param_groups:
             for p in group["params"]:
                 grad = p.grad
@@ -321,12 +339,12 @@ class Optimizer:
 def zeros_state(p: Tensor, fill: float = 0.0) -> Tensor:
     """A state tensor shaped like ``p`` on its device, filled with ``fill``."""
     data = p._device.xp.full(p._data.shape, fill, dtype=p._data.dtype)
-    return _wrap(data, p._device)
+    return _track(_wrap(data, p._device), "optimizer_state")
 
 
 def copy_state(p: Tensor, array) -> Tensor:
     """A state tensor holding a copy of the raw ``array`` (on ``p``'s device)."""
-    return _wrap(p._device.xp.array(array, copy=True), p._device)
+    return _track(_wrap(p._device.xp.array(array, copy=True), p._device), "optimizer_state")
 
 
 def step_state() -> Tensor:

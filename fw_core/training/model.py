@@ -122,13 +122,16 @@ class Model:
     # -- training ----------------------------------------------------------------------------
     def fit(self, x=None, y=None, epochs: int = 1, batch_size: int = 32, validation_data=None,
             validation_split: float = 0.0, shuffle: bool = True, callbacks=(), verbose="auto",
-            initial_epoch: int = 0, check_finite: bool = True) -> History:
+            initial_epoch: int = 0, check_finite: bool = True, compiled: bool = True) -> History:
         """Train for ``epochs`` over ``(x, y)``, a Dataset or a DataLoader; returns the History.
 
         As in Keras, ``epochs`` is the index of the last epoch: to continue a loaded model for
         one more epoch after two, call ``fit(..., epochs=3, initial_epoch=model.epoch)``.
         ``validation_split`` holds out the last fraction of ``(x, y)`` (before shuffling).
         ``check_finite`` rejects batches containing NaN/inf with an error naming the batch.
+        ``compiled`` lets the adaptive scheduler compile the training step (forward, backward
+        and optimizer update) once it repeats (see ``fw.compile``); ``compiled=False`` (or
+        ``fw.scheduler.disable()``) keeps every step eager. Results are the same either way.
         """
         self._require_compiled("fit")
         if validation_split and validation_data is None:
@@ -150,7 +153,7 @@ class Model:
         hooks.on_train_begin({})
         for epoch in range(start, epochs):
             hooks.on_epoch_begin(epoch, {})
-            logs = self._train_epoch(loader, hooks, check_finite)
+            logs = self._train_epoch(loader, hooks, check_finite, compiled)
             if validation_data is not None:
                 logs.update({f"val_{k}": v for k, v in
                              self.evaluate(*_split(validation_data), batch_size=batch_size,
@@ -162,8 +165,9 @@ class Model:
         hooks.on_train_end({})
         return history
 
-    def _train_epoch(self, loader, hooks, check_finite) -> dict:
+    def _train_epoch(self, loader, hooks, check_finite, compiled=True) -> dict:
         self.module.train()
+        train_step = self._compiled_step() if compiled else self._train_step
         for m in self.metrics:
             m.reset()
         total, count = 0.0, 0
@@ -173,11 +177,7 @@ class Model:
             inputs, target = self._unpack(batch)
             if check_finite:
                 _check_finite(inputs, step)
-            output = self.module(*inputs)
-            loss = self.loss_fn(output, target)
-            self.optimizer.zero_grad()
-            loss.backward()
-            self.optimizer.step()
+            loss, output = train_step(target, *inputs)
             n = len(target) if hasattr(target, "__len__") else 1
             value = loss.item()
             total += value * n
@@ -189,6 +189,26 @@ class Model:
             if getattr(self, "_stop_now", False):
                 break
         return logs
+
+    def _train_step(self, target, *inputs):
+        """One optimisation step; returns the loss and the (detached) output for the metrics."""
+        output = self.module(*inputs)
+        loss = self.loss_fn(output, target)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach(), output.detach()
+
+    def _compiled_step(self):
+        """The training step under fw.compile, made again when the optimizer or loss change."""
+        from ..compile import compile as fw_compile
+
+        key = (id(self.optimizer), id(self.loss_fn))
+        cached = getattr(self, "_compiled", None)
+        if cached is None or cached[0] != key:
+            name = f"{type(self.module).__name__}.train_step"
+            self._compiled = cached = (key, fw_compile(self._train_step, name=name))
+        return cached[1]
 
     def _unpack(self, batch):
         batch = self._to_device(batch)

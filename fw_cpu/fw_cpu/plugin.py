@@ -24,6 +24,14 @@ def fw_register_kernels():
 
 
 @hookimpl
+def fw_register_fusion_rules():
+    # the rules import Numba only when they first generate a kernel (fw_cpu/fusion/rules.py)
+    from .fusion.rules import rules
+
+    return rules()
+
+
+@hookimpl
 def fw_register_memory_policies():
     # Host memory: NumPy's allocator already recycles small blocks; release debug captures first.
     return [MemoryPolicy(name="default", device="cpu",

@@ -91,7 +91,8 @@ def test_use_reloads_with_a_selection_and_none_restores_the_environment(three):
                           "fw_tools": "blocked", "fw_cpu": "loaded"}
     assert out["use_returns_info"] is True
     assert out["after_use"] == [1, 1]  # unconfigured once, not configured again
-    assert out["inspectors"] == [] and out["rules"] == []
+    assert out["inspectors"] == [] and out["rules"] == ["cpu.blas_epilogue",
+                                                        "cpu.numba_pointwise"]  # fw_cpu's only
     assert out["x_still_works"] == [2.0, 4.0]
     assert out["toy"] == "no device type 'toy' is available"
     assert out["restored"] == {"fw_core": "loaded", "fw_toy": "loaded", "fw_cube": "blocked",

@@ -5,7 +5,8 @@ def test_fusion_rules_and_memory_policies_are_collected_per_device(site):
     site.install("fw_tools")
     out = site.python("""
         rules = fw.plugins.fusion_rules("cpu")
-        out["rules"] = [[r.name, r.priority, sorted(s.value for s in r.structures)] for r in rules]
+        out["rules"] = [[r.name, r.priority, sorted(s.value for s in r.structures)] for r in rules
+                        if r.name.startswith("tools.")]  # fw_cpu registers its own too
         out["generate"] = callable(rules[0].generate(group=()))
         out["toy_rules"] = fw.plugins.fusion_rules("toy")
         policies = fw.plugins.memory_policies("cpu")

@@ -1,0 +1,43 @@
+"""Compiled mode: tracing into a graph, passes, plans cached per signature (DESIGN.md §5).
+
+``fw.compile(fn_or_module)`` returns a :class:`CompiledFunction`; ``fw.compile.explain()``
+says what every compiled function did and why.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .function import CompiledFunction
+
+_compiled: weakref.WeakSet = weakref.WeakSet()
+
+
+class _Compile:
+    """``fw.compile(fn)`` / ``fw.compile(module)``; ``fw.compile.explain()``, ``.reset()``."""
+
+    def __call__(self, fn=None, *, name: str | None = None):
+        if fn is None:  # @fw.compile(name=...)
+            return lambda f: self(f, name=name)
+        compiled = CompiledFunction(fn, name)
+        _compiled.add(compiled)
+        return compiled
+
+    def explain(self) -> str:
+        """What every live compiled function compiled, rebuilt or left eager, and why."""
+        parts = [f.explain() for f in sorted(_compiled, key=lambda f: f.name)]
+        return "\n".join(parts) if parts else "no compiled functions"
+
+    def reset(self) -> None:
+        """Forget the plans of every compiled function."""
+        for f in list(_compiled):
+            f.reset()
+
+    def __repr__(self) -> str:
+        return "<fw.compile>"
+
+
+compile = _Compile()  # noqa: A001 - fw.compile, as torch.compile
+traceable = compile
+
+__all__ = ["CompiledFunction", "compile", "traceable"]

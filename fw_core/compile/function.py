@@ -1,0 +1,166 @@
+"""CompiledFunction: a function or module that runs eagerly until compiling pays, then
+replays a cached plan per signature; every decision and recompile is explained."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+from .._state import state
+from .cache import Entry, PlanCache, describe_signature, signature, size_changes
+from .pipeline import build_plan
+from .trace import trace
+
+
+class CompiledFunction:
+    """What :func:`fw.compile` returns. Call it like the function it wraps.
+
+    Per call signature (shapes, dtypes, devices, grad mode, other arguments) it runs eagerly
+    until the scheduler decides to compile, then traces one run (whose result is returned, so
+    it is always right), builds a plan and replays that plan on later calls. Guards on module
+    modes (train/eval) and on which leaves already hold a ``.grad`` send a call back through
+    this path when they no longer hold.
+    """
+
+    def __init__(self, fn, name: str | None = None):
+        from .. import scheduler
+
+        self.fn = fn
+        self.name = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+        self.cache = PlanCache(scheduler.knobs().max_plans)
+        self.events: list[str] = []
+        self.counts = {"calls": 0, "plan_calls": 0, "eager_calls": 0, "compiles": 0,
+                       "partial_rebuilds": 0, "fallbacks": 0}
+        self.compile_seconds: list[float] = []
+        self._calls_by_key: dict[tuple, int] = {}
+        self._sizes_seen: dict[tuple[int, int], set] = {}
+        self._dynamic: set[tuple[int, int]] = set()
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:  # keyword arguments become positional ones of a bound call
+            names = tuple(kwargs)
+            return self._call(args + tuple(kwargs.values()),
+                              lambda *a: self.fn(*a[:len(args)], **dict(zip(names, a[len(args):]))))
+        return self._call(args, self.fn)
+
+    def _call(self, args: tuple, fn):
+        from .. import scheduler
+
+        self.counts["calls"] += 1
+        if state.tracer is not None or not scheduler.knobs().enabled:
+            self.counts["eager_calls"] += 1
+            return fn(*args)  # inside another trace (inlined there), or compilation is off
+        key = signature(args)
+        entry = self.cache.get(key)
+        if entry is not None:
+            why = entry.guards_hold()
+            if why is None:
+                if entry.plan is not None:
+                    self.counts["plan_calls"] += 1
+                    return entry.plan.run(args)
+                self.counts["eager_calls"] += 1
+                return fn(*args)
+            self._event(f"recompile {describe_signature(key)}: {why}")
+        calls = self._calls_by_key[key] = self._calls_by_key.get(key, 0) + 1
+        changes = self._size_changes(key)
+        subject = f"{self.name}{describe_signature(key)}"
+        dynamic = bool(changes) and all((p, d) in self._dynamic for p, d, _, _ in changes)
+        if not dynamic and not scheduler.should_compile(subject, calls):
+            self.counts["eager_calls"] += 1
+            return fn(*args)
+        return self._compile(key, args, fn, changes, subject)
+
+    def _size_changes(self, key: tuple) -> list:
+        """The (argument, dim, old, new) size changes from the closest cached signature; marks
+        a dimension dynamic once the scheduler says it keeps changing."""
+        from .. import scheduler
+
+        best = None
+        for other in self.cache.keys():
+            changes = size_changes(other, key)
+            if changes is not None and (best is None or len(changes) < len(best)):
+                best = changes
+        for position, dim, _, new in best or ():
+            seen = self._sizes_seen.setdefault((position, dim), set())
+            seen.add(new)
+            if (position, dim) not in self._dynamic and scheduler.is_dynamic(
+                    f"{self.name} argument {position} dim {dim}", dim, sorted(seen)):
+                self._dynamic.add((position, dim))
+                self._event(f"argument {position} dim {dim} is dynamic (sizes seen: "
+                            f"{sorted(seen)}): new sizes reuse graph structure and kernels")
+        return best or []
+
+    def _compile(self, key, args, fn, changes, subject):
+        from .. import memory, scheduler
+
+        start = time.perf_counter()
+        tracer, result = trace(fn, args)
+        traced = time.perf_counter() - start
+        what = describe_signature(key)
+        if tracer.breaks:
+            self.counts["fallbacks"] += 1
+            self._store(key, Entry(None, tracer.breaks))
+            self._event(f"eager for {what}: " + "; ".join(tracer.breaks))
+            return result
+        device = str(tracer.device or "cpu")
+        plan = build_plan(tracer, lambda group, fused_s, unfused_s: scheduler.fusion_pays(
+            _group_subject(group), fused_s, unfused_s),
+            lambda shape, dtype: memory.allocate(shape, dtype, "cache", device))
+        seconds = time.perf_counter() - start
+        self.compile_seconds.append(seconds)
+        partial = bool(changes)
+        self.counts["partial_rebuilds" if partial else "compiles"] += 1
+        graph = plan.graph
+        nodes = len(graph.nodes())
+        groups = sum(1 for s in graph.steps if s.__class__.__name__ == "Group")
+        reason = ("sizes changed: " + ", ".join(f"argument {p} dim {d} {a}->{b}"
+                                                for p, d, a, b in changes)
+                  if partial else "first compile for this signature")
+        self._event(f"{'partial rebuild' if partial else 'compiled'} {what} in {seconds:.3f} s "
+                    f"(trace {traced:.3f} s; {nodes} ops, {groups} fused groups, "
+                    f"{len(graph.steps)} steps): {reason}")
+        self._store(key, Entry(plan, [], tuple(tracer.modules.values()),
+                               tuple(tracer.grad_state.values())))
+        return result
+
+    def _store(self, key, entry: Entry) -> None:
+        evicted = self.cache.put(key, entry)
+        if evicted is not None:
+            self._event(f"evicted {describe_signature(evicted)} (cache holds "
+                        f"{self.cache.max_plans} plans)")
+
+    def _event(self, text: str) -> None:
+        self.events.append(f"[{self.counts['calls']}] {text}")
+
+    # -- looking inside -----------------------------------------------------------------------
+    def plans(self) -> list:
+        return [e.plan for e in self.cache._entries.values() if e.plan is not None]
+
+    def explain(self) -> str:
+        """Every compile, partial rebuild, fallback and eviction of this function, with why."""
+        counts = ", ".join(f"{k} {v}" for k, v in self.counts.items())
+        info = self.cache.info()
+        lines = [f"{self.name}: {counts}; cache {info['entries']}/{info['max_plans']} "
+                 f"(hits {info['hits']}, misses {info['misses']}, evictions "
+                 f"{info['evictions']})"]
+        lines += [f"  {e}" for e in self.events]
+        for plan in self.plans()[-1:]:
+            lines += [f"  pass: {line}" for line in plan.graph.log]
+        return "\n".join(lines)
+
+    def reset(self) -> None:
+        """Forget every plan and counter (e.g. after replacing a module's parameters)."""
+        self.cache.clear()
+        self._calls_by_key.clear()
+        self._sizes_seen.clear()
+        self._dynamic.clear()
+        self.events.clear()
+
+
+def _group_subject(group) -> str:
+    """A stable name for a fused group in the audit log: its ops, module and output shapes."""
+    ops = "+".join(n.op.name for n in group.nodes)
+    shapes = ", ".join(f"{v.dtype.name}{list(v.shape)}" for v in group.outputs)
+    where = f" in {group.module}" if group.module else ""
+    return f"fuse[{ops}]{where} -> {shapes}"

@@ -1,0 +1,68 @@
+"""Constant folding: a node whose array inputs are all constants is run once, at compile time,
+and its output becomes a constant of the graph.
+
+What it leaves alone:
+- nodes reading anything but constants ("input", "external", "grad", "host" or node values):
+  those change from run to run. Random numbers and dropout masks are "host" values drawn on
+  every run, so nothing random is ever folded;
+- ops whose result is not a function of their inputs: uninitialised memory ("empty") and the
+  ops of :data:`~fw_core.compile.passes.dce.IMPURE_OPS`, which write into their inputs;
+- results larger than ``max_bytes`` (16 MiB by default): a folded constant is kept in memory
+  for the life of the compiled function, where an unfolded one lives only while it is used
+  (``fw.zeros(4096, 4096)`` is cheaper to make on each run than to hold forever);
+- results whose shape or dtype differ from what the trace recorded (the eager dispatcher may
+  convert inputs before the kernel runs): folding must never change a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..ir import Node, Value
+from .dce import IMPURE_OPS, op_summary
+
+UNFOLDABLE = IMPURE_OPS | {"empty"}
+MAX_FOLDED_BYTES = 16 * 2**20
+
+
+def fold_constants(graph, kernel_of: Callable[[Node], Callable],
+                   max_bytes: int = MAX_FOLDED_BYTES) -> int:
+    """Fold every foldable node in program order (so chains of constants fold whole); return
+    how many nodes were folded. ``kernel_of(node)`` gives the kernel to run the node with
+    (the device's), called as ``kernel(*arrays_or_scalars, **node.attrs)``. A folded node's
+    output Value becomes ``source="const"`` with the array as payload (and in
+    ``graph.samples`` when the graph carries samples); the node is removed.
+    """
+    samples = getattr(graph, "samples", None)
+    kept, folded, too_big = [], [], 0
+    for step in graph.steps:
+        if not _foldable(step):
+            kept.append(step)
+            continue
+        if step.out.nbytes > max_bytes:
+            too_big += 1
+            kept.append(step)
+            continue
+        args = [v.payload if v.__class__ is Value else v for v in step.inputs]
+        result = kernel_of(step)(*args, **step.attrs)
+        if tuple(result.shape) != step.out.shape or result.dtype != step.out.dtype:
+            kept.append(step)
+            continue
+        out = step.out
+        out.source, out.payload, out.producer = "const", result, None
+        if samples is not None:
+            samples[out.index] = result
+        folded.append(step.op.name)
+    graph.steps[:] = kept
+    line = f"constfold: folded {len(folded)} nodes"
+    if folded:
+        line += f" ({op_summary(folded)})"
+    if too_big:
+        line += f"; {too_big} left unfolded (result over {max_bytes // 2**20} MiB)"
+    graph.log.append(line)
+    return len(folded)
+
+
+def _foldable(step) -> bool:
+    return step.__class__ is Node and step.op.name not in UNFOLDABLE and \
+        all(v.source == "const" for v in step.reads)

@@ -1,0 +1,50 @@
+"""Dead-code elimination: drop the op nodes whose results nothing needs.
+
+A result is needed when it is one of ``graph.outputs`` or read by a needed step. Effects are
+always needed (they are the point of a training step), and so are nodes of ops whose kernels
+write into their inputs (:data:`IMPURE_OPS`), whatever becomes of their output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..ir import Group, Node
+
+# ops whose kernels mutate an input in place: batch_norm updates its running statistics.
+# Dead-code elimination keeps them, CSE never merges them, constant folding never runs them.
+IMPURE_OPS = frozenset({"batch_norm"})
+
+
+def is_impure(step) -> bool:
+    """Whether ``step`` is a node (or a group holding one) of an op in :data:`IMPURE_OPS`."""
+    if step.__class__ is Node:
+        return step.op.name in IMPURE_OPS
+    return step.__class__ is Group and any(n.op.name in IMPURE_OPS for n in step.nodes)
+
+
+def op_summary(names) -> str:
+    """``"mul x2, exp"``: op names with their counts, most frequent first, for ``graph.log``."""
+    return ", ".join(name if count == 1 else f"{name} x{count}"
+                     for name, count in Counter(names).most_common())
+
+
+def eliminate_dead_code(graph) -> int:
+    """Remove the Node and Group steps whose outputs are never needed; return how many.
+
+    Walks the steps backwards, so a chain feeding only a dead node dies with it.
+    """
+    needed = {v.index for v in graph.outputs}
+    kept, removed = [], []
+    for step in reversed(graph.steps):
+        if step.__class__ in (Node, Group) and not is_impure(step) and \
+                not any(v.index in needed for v in step.writes):
+            removed.extend(n.op.name for n in ([step] if step.__class__ is Node else step.nodes))
+            continue
+        kept.append(step)
+        needed.update(v.index for v in step.reads)
+    kept.reverse()
+    graph.steps[:] = kept
+    graph.log.append(f"dce: removed {len(removed)} nodes" +
+                     (f" ({op_summary(removed)})" if removed else ""))
+    return len(removed)

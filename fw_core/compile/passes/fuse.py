@@ -1,0 +1,296 @@
+"""Fusion: group nodes by Jacobian structure; the device's fusion rules write one kernel each.
+
+fw_core decides the grouping, the device's rules (``fw.plugins.fusion_rules(device)``) only
+generate code, and a measurement decides whether a group pays. Two kinds of group:
+
+- *pointwise*: elementwise / broadcasting nodes (and elementwise comparisons, logical ops and
+  ``where``, which activations' backwards use) that share one output shape, optionally closed
+  by a reduction of a member's value (``sum``, ``mean``, ``sum_to``: the rules say which);
+- *contraction*: a matmul / linear / conv node followed by an elementwise epilogue on its
+  result (bias add, activation).
+
+A group replaces its members at the place of its last member, so every value is computed
+before it is used. That allows non-fusable nodes in between (up to :data:`LOOKAHEAD`) as long
+as they read nothing the group defines; Effects and nodes that write into their inputs
+(batch_norm) are barriers. A member whose value is used outside the group (by a later step,
+an Effect, or as a graph output) becomes a group output.
+
+Kernels are cached process-wide by ``(rule.name, group.signature())``: the signature holds no
+sizes, so a new batch size or sequence length reuses them with no code generation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ...records import Structure
+from ..ir import Group, Node, Value
+from .dce import is_impure
+
+#: how many non-fusable nodes a group may reach past to take a later member
+LOOKAHEAD = 8
+
+_POINTWISE = frozenset({Structure.ELEMENTWISE, Structure.BROADCAST})
+_kernels: dict[tuple, tuple] = {}  # (rule name, signature) -> (kernel or None,)
+_stats = {"hits": 0, "misses": 0}
+
+
+def kernel_cache_info() -> dict[str, int]:
+    """Hits, misses and size of the process-wide cache of generated kernels."""
+    return {"hits": _stats["hits"], "misses": _stats["misses"], "size": len(_kernels)}
+
+
+def clear_kernel_cache() -> None:
+    """Forget every generated kernel and reset the counters (tests, benchmarks)."""
+    _kernels.clear()
+    _stats.update(hits=0, misses=0)
+
+
+def default_decide(group: Group, fused_seconds: float, unfused_seconds: float) -> bool:
+    """Fuse when the fused kernel was faster on the traced arrays."""
+    return fused_seconds < unfused_seconds
+
+
+def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = None) -> list[Group]:
+    """Replace runs of fusable nodes in ``graph.steps`` by Groups; return the groups made.
+
+    ``rules`` are the target device's FusionRules (tried highest priority first; one that
+    returns None from ``generate`` passes the group on). Groups whose inputs have samples in
+    ``graph.samples`` are run fused and unfused (best of a few runs) and kept only if
+    ``decide(group, fused_seconds, unfused_seconds)`` says so (default: when faster) and the
+    fused results match the unfused ones; groups without samples are kept unmeasured.
+    """
+    rules = sorted(rules, key=lambda r: -r.priority)
+    decide = decide or default_decide
+    hits, misses = _stats["hits"], _stats["misses"]
+    escaping = {v.index for v in graph.outputs}
+    users = graph.users()
+    made, skipped, names = [], [], []
+    for members, candidates in _candidates(graph.steps, rules):
+        group = _make_group(members, users, escaping)
+        if not group.outputs:
+            continue
+        kernel, rule = _generate(group, candidates)
+        if kernel is None:
+            skipped.append(f"{_name(group)}: no rule generates it")
+            continue
+        group.kernel, group.rule = kernel, rule
+        verdict = _measure(graph, group, rule.device)
+        if isinstance(verdict, str):
+            skipped.append(f"{_name(group)}: {verdict}")
+            continue
+        if verdict is not None and not decide(group, *verdict):
+            skipped.append(f"{_name(group)}: not chosen (fused {_ms(verdict[0])} vs unfused "
+                           f"{_ms(verdict[1])})")
+            continue
+        made.append(group)
+        names.append(_name(group) if verdict is None else
+                     f"{_name(group)} {_ms(verdict[0])} vs {_ms(verdict[1])}")
+    _rewrite(graph, made)
+    graph.log.append(
+        f"fuse: {len(made)} groups ({', '.join(names) or 'none'})"
+        + (f"; left unfused: {'; '.join(skipped)}" if skipped else "")
+        + f"; kernel cache {_stats['hits'] - hits} hits, {_stats['misses'] - misses} misses")
+    return made
+
+
+# -- grouping -------------------------------------------------------------------------------------
+def _role(node: Node) -> str | None:
+    structure = node.op.structure
+    if structure in _POINTWISE or structure is Structure.NONE and \
+            node.op.family == "elementwise":
+        return "pointwise"
+    if structure is Structure.REDUCTION:
+        return "reduction"
+    if structure is Structure.CONTRACTION:
+        return "contraction"
+    return None
+
+
+def _accepting(node: Node, rules) -> list:
+    structure = node.op.structure
+    return [r for r in rules if structure in r.structures
+            and (r.supports is None or r.supports(node))]
+
+
+class _Open:
+    """The group being gathered: its members, kind, shape and the rules that take them all."""
+
+    def __init__(self, node: Node, kind: str, rules: list):
+        self.members = [node]
+        self.kind = kind
+        self.shape = node.out.shape
+        self.rules = rules
+        self.defined = {node.out.index}
+        self.passed = 0  # non-members reached past
+
+    def joins(self, node: Node, role: str | None, rules: list) -> list:
+        """The rules under which ``node`` can join (empty: it cannot)."""
+        common = [r for r in self.rules if r in rules]
+        reads = {v.index for v in node.reads}
+        if not common or role is None:
+            return []
+        if role == "pointwise" and node.out.shape == self.shape:
+            return common if self.kind == "pointwise" or reads & self.defined else []
+        if role == "reduction" and self.kind == "pointwise" and node.inputs and \
+                node.inputs[0].__class__ is Value and node.inputs[0].index in self.defined:
+            return common
+        return []
+
+    def add(self, node: Node, rules: list) -> None:
+        self.members.append(node)
+        self.rules = rules
+        self.defined.add(node.out.index)
+
+
+def _candidates(steps, rules):
+    """(member nodes, rules that take them all) for each run worth fusing, in program order."""
+    found = []
+    current: _Open | None = None
+
+    def close():
+        nonlocal current
+        if current is not None and len(current.members) > 1:
+            found.append((current.members, current.rules))
+        current = None
+
+    for step in steps:
+        if step.__class__ is not Node or is_impure(step):
+            close()
+            continue
+        role = _role(step)
+        accepting = _accepting(step, rules) if role else []
+        if current is not None:
+            common = current.joins(step, role, accepting)
+            if common:
+                current.add(step, common)
+                if role == "reduction":
+                    close()
+                continue
+            reads_group = any(v.index in current.defined for v in step.reads)
+            current.passed += 1
+            if reads_group or current.passed > LOOKAHEAD or \
+                    (accepting and role in ("pointwise", "contraction")):
+                close()
+        if current is None and accepting and role in ("pointwise", "contraction"):
+            current = _Open(step, role, accepting)
+    close()
+    return found
+
+
+def _make_group(members: list[Node], users: dict, escaping: set) -> Group:
+    inside = {id(n) for n in members}
+    defined = {n.out.index for n in members}
+    inputs, seen = [], set()
+    for node in members:
+        for v in node.reads:
+            if v.index not in defined and v.index not in seen:
+                seen.add(v.index)
+                inputs.append(v)
+    outputs = [n.out for n in members if n.out.index in escaping or
+               any(id(s) not in inside for s in users.get(n.out.index, ()))]
+    kinds = {_role(n) for n in members}
+    structure = ("contraction+epilogue" if "contraction" in kinds else
+                 "elementwise+reduction" if "reduction" in kinds else "elementwise")
+    return Group(list(members), inputs, outputs, structure=structure)
+
+
+def _name(group: Group) -> str:
+    return "+".join(n.op.name for n in group.nodes)
+
+
+def _generate(group: Group, rules) -> tuple:
+    """(kernel, rule) from the first rule that generates one (cached), else (None, None)."""
+    signature = group.signature()  # rule names are unique, so (name, signature) is a kernel
+    for rule in rules:
+        key = (rule.name, signature)
+        found = _kernels.get(key)
+        if found is None:
+            _stats["misses"] += 1
+            found = _kernels[key] = (rule.generate(group),)
+        else:
+            _stats["hits"] += 1
+        if found[0] is not None:
+            return found[0], rule
+    return None, None
+
+
+# -- measuring ------------------------------------------------------------------------------------
+def _measure(graph, group: Group, device: str):
+    """(fused seconds, unfused seconds), None when there is nothing to measure on, or a string
+    saying why the fused kernel cannot be used (it failed, or its results differ)."""
+    samples = getattr(graph, "samples", None) or {}
+    arrays = [samples.get(v.index) for v in group.inputs]
+    kernels = [n.op.kernels.get(device) for n in group.nodes]
+    if any(a is None for a in arrays) or any(k is None for k in kernels):
+        return None
+
+    def unfused():
+        env = {v.index: a for v, a in zip(group.inputs, arrays)}
+        for node, kernel in zip(group.nodes, kernels):
+            args = [env[v.index] if v.__class__ is Value else v for v in node.inputs]
+            env[node.out.index] = kernel(*args, **node.attrs)
+        return [env[v.index] for v in group.outputs]
+
+    expected = unfused()
+    try:
+        got = group.kernel(*arrays)  # the first call also compiles: not timed
+    except Exception as exc:
+        return f"the fused kernel failed ({type(exc).__name__}: {exc})"
+    summed = {n.out.index for n in group.nodes if n.op.structure is Structure.REDUCTION}
+    for out, want, value in zip(got, expected, group.outputs):
+        if not _close(np.asarray(out), np.asarray(want), value.dtype, value.index in summed):
+            return "fused results differ from the unfused kernels"
+    return _best(lambda: group.kernel(*arrays)), _best(unfused)
+
+
+def _close(got, want, dtype, summed: bool) -> bool:
+    """Equal within reassociation; a sum's rounding error scales with the result's magnitude
+    (a float64-accumulated sum may differ from NumPy's float32 one where terms cancel)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if dtype.kind != "f":
+        return bool(np.array_equal(got, want))
+    rtol, atol = (1e-5, 1e-6) if dtype.itemsize <= 4 else (1e-9, 1e-12)
+    finite = want[np.isfinite(want)]
+    if summed and finite.size:
+        atol = max(atol, rtol * float(np.abs(finite).max()))
+    return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _best(fn, repeats: int = 3) -> float:
+    """Seconds per call: the best of ``repeats`` batches, each about a millisecond long."""
+    start = time.perf_counter()
+    fn()
+    once = time.perf_counter() - start
+    number = max(1, min(100, int(1e-3 / max(once, 1e-7))))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms"
+
+
+# -- rewriting ------------------------------------------------------------------------------------
+def _rewrite(graph, groups: list[Group]) -> None:
+    """Put each group where its last member was and drop its other members."""
+    last, member = {}, set()
+    for group in groups:
+        last[id(group.nodes[-1])] = group
+        member.update(id(n) for n in group.nodes)
+    steps = []
+    for step in graph.steps:
+        if id(step) in last:
+            steps.append(last[id(step)])
+        elif id(step) not in member:
+            steps.append(step)
+    graph.steps[:] = steps

@@ -1,0 +1,119 @@
+"""Plan: a graph after its passes, turned into one generated Python function.
+
+The function is straight-line code over local variables: each step is one call to a kernel (or
+a fused kernel, or an effect) with its attributes bound in advance, and each value is dropped
+(``del``) after its last use, as the memory plan says. No op lookup, meta rule, Tensor or
+autograd node is made per op; what is left per op is one Python call.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..ops.dispatch import missing_kernel
+from .ir import Effect, Graph, Group, Node, Value
+
+
+class Plan:
+    """The executable form of a graph for one signature.
+
+    ``run(args)`` binds the arguments (and reads externals, gradients and host-drawn values),
+    runs every step and returns the function's result rebuilt from the output arrays.
+    """
+
+    def __init__(self, graph: Graph, device, memory_plan=None, allocate=None):
+        self.graph = graph
+        self.memory_plan = memory_plan
+        self.device = device
+        self.buffers = _buffers(memory_plan, allocate)
+        self.source, self._fn = self._generate()
+        self.calls = 0
+
+    def run(self, args: tuple):
+        self.calls += 1
+        return self.graph.rebuild(self._fn(args))
+
+    # -- code generation ----------------------------------------------------------------------
+    def _generate(self):
+        graph = self.graph
+        names: dict = {"asarray": np.asarray}
+        lines = ["def plan(args):"]
+        emit = lines.append
+        for v in graph.values:
+            if v.source == "input":
+                emit(f"    v{v.index} = args[{v.payload}]._data")
+            elif v.source == "external":
+                names[f"x{v.index}"] = v.payload
+                emit(f"    v{v.index} = x{v.index}._data")
+            elif v.source == "grad":
+                names[f"x{v.index}"] = v.payload
+                emit(f"    v{v.index} = x{v.index}.grad._data")
+            elif v.source == "const":
+                names[f"c{v.index}"] = v.payload
+                emit(f"    v{v.index} = c{v.index}")
+            elif v.source == "host":
+                names[f"h{v.index}"] = v.payload
+                emit(f"    v{v.index} = h{v.index}()")
+        frees = self.memory_plan.free_after if self.memory_plan is not None else None
+        out_buffers = self.memory_plan.out_buffers if self.memory_plan is not None else {}
+        for i, step in enumerate(graph.steps):
+            if step.__class__ is Node:
+                emit("    " + self._node_line(step, i, names))
+            elif step.__class__ is Group:
+                names[f"g{i}"] = step.kernel
+                ins = ", ".join(f"v{v.index}" for v in step.inputs)
+                outs = "".join(f"v{v.index}, " for v in step.outputs)
+                buffers = out_buffers.get(i)
+                if buffers is not None and any(b is not None for b in buffers):
+                    names[f"o{i}"] = tuple(None if b is None else self.buffers[b]
+                                           for b in buffers)
+                    emit(f"    {outs}= g{i}({ins}, out=o{i})")
+                else:
+                    emit(f"    {outs}= g{i}({ins})")
+            elif step.__class__ is Effect:
+                names[f"e{i}"] = step.run
+                reads = "".join(f"v{v.index}, " for v in step.reads)
+                emit(f"    e{i}(({reads}))")
+            if frees is not None and frees[i]:
+                emit("    del " + ", ".join(f"v{k}" for k in frees[i]))
+        outs = "".join(f"v{v.index}, " for v in graph.outputs)
+        emit(f"    return [{outs}]")
+        source = "\n".join(lines) + "\n"
+        code = compile(source, "<fw plan>", "exec")
+        exec(code, names)  # noqa: S102 - the source is generated above from the graph
+        return source, names["plan"]
+
+    def _node_line(self, node: Node, i: int, names: dict) -> str:
+        args = []
+        for j, v in enumerate(node.inputs):
+            if v.__class__ is Value:
+                args.append(f"v{v.index}")
+            elif v is None:
+                args.append("None")
+            else:
+                names[f"s{i}_{j}"] = v
+                args.append(f"s{i}_{j}")
+        names[f"k{i}"] = _bound_kernel(node, self.device)
+        call = f"k{i}({', '.join(args)})"
+        if not node.out.shape:  # reductions to a scalar may hand back a NumPy scalar
+            call = f"asarray({call})"
+        return f"v{node.out.index} = {call}"
+
+    def describe(self) -> str:
+        """The generated code, for explain()."""
+        return self.source
+
+
+def _bound_kernel(node: Node, device):
+    op = node.op
+    kernel = op.kernels.get(device.type) or missing_kernel(op, device)
+    return functools.partial(kernel, **node.attrs) if node.attrs else kernel
+
+
+def _buffers(memory_plan, allocate) -> list:
+    if memory_plan is None:
+        return []
+    allocate = allocate or (lambda shape, dtype: np.empty(shape, dtype))
+    return [allocate(shape, dtype) for shape, dtype in memory_plan.buffers]

@@ -1,0 +1,316 @@
+"""Tracing: one eager run of a function, recorded into the Graph IR as it happens.
+
+The dispatcher tells the active :class:`Tracer` about every op it finishes (the same flag that
+switches inspectors on, so nothing is paid per op when no trace runs). The run itself is a
+normal eager run, so its results are always right; the graph is what later calls replay.
+
+What a trace cannot replay is reported as a *break* with the reason and the user's source
+line, and the function then stays eager for that signature:
+- reading values on the host mid-graph (``.item()``, ``.numpy()``, ``bool(t)``, ``tolist``),
+  which is how data-dependent Python branches look from here;
+- in-place writes the graph cannot express (``x[i] = v``, ``x.add_(y)``), except those that
+  replay on their own (an optimizer step, a batch-norm kernel updating its running statistics);
+- outputs that need autograd after the call (compile the whole training step, or call the
+  compiled function under ``fw.no_grad()``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .._state import state
+from ..memory import track
+from ..tensor import Tensor
+from .ir import Effect, Graph, Node, Value
+
+_SCALARS = (int, float, bool)
+_FW_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Tracer:
+    """Records one run; installed on ``state.tracer`` for its duration (see :func:`trace`)."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self._values: dict[int, Value] = {}  # id(raw array) -> value
+        self._alive: list = []  # the traced arrays, kept so their ids stay unique
+        self._externals: dict[int, Value] = {}  # id(tensor) -> external value
+        self._created: set[int] = set()  # ids of arrays made from Python data in the run
+        self._poisoned: dict[int, str] = {}  # arrays a replay cannot reproduce -> why
+        self.breaks: list[str] = []
+        self.modules: dict[int, tuple] = {}  # id(module) -> (module, training)
+        self.grad_state: dict[int, tuple] = {}  # id(leaf) -> (leaf, had a .grad at start)
+        self._cleared: set[int] = set()  # leaves whose .grad an effect of the run resets
+        self.backward_ran = False
+        self.phase = "forward"
+        self.device = None
+
+    # -- values -------------------------------------------------------------------------------
+    def bind_input(self, position: int, tensor: Tensor) -> Value:
+        value = self.graph.value(tensor._data.shape, tensor._data.dtype, "input", position)
+        self._define(tensor._data, value)
+        self.graph.inputs.append(value)
+        self._note_device(tensor)
+        return value
+
+    def _define(self, array, value: Value) -> None:
+        self._values[id(array)] = value
+        self._alive.append(array)
+        self.graph.samples[value.index] = array
+
+    def _note_device(self, tensor) -> None:
+        if self.device is None:
+            self.device = tensor._device
+        elif tensor._device is not self.device:
+            self.fail(f"tensors on two devices ({self.device} and {tensor._device}) in one "
+                      "graph", "keep a compiled function on one device")
+
+    def value_of(self, t) -> Value:
+        """The graph value of a tensor an op read (an external or constant if new)."""
+        array = t._data
+        value = self._values.get(id(array))
+        if value is not None:
+            return value
+        why = self._poisoned.get(id(array))
+        if why is not None:
+            self.fail(f"a value computed by {why} is used by a later op",
+                      "call it outside the compiled function")
+        self._note_device(t)
+        if id(array) in self._created:
+            value = self.graph.value(array.shape, array.dtype, "const", array)
+        else:
+            value = self._externals.get(id(t))
+            if value is None or value.payload._data is not array:
+                value = self.graph.value(array.shape, array.dtype, "external", t)
+                self._externals[id(t)] = value
+        self._define(array, value)
+        return value
+
+    def created(self, t: Tensor) -> None:
+        """``t`` was made from Python data during the run: a constant of the graph."""
+        self._created.add(id(t._data))
+        self._alive.append(t._data)
+
+    def host_value(self, t: Tensor, make: Callable[[], object], what: str) -> None:
+        """``t`` is drawn afresh on every run by ``make()`` (random numbers, dropout masks)."""
+        value = self.graph.value(t._data.shape, t._data.dtype, "host", make)
+        self._define(t._data, value)
+        self.graph.log.append(f"trace: {what} is drawn again on every run")
+
+    # -- ops and effects ----------------------------------------------------------------------
+    def on_op(self, op, inputs: tuple, attrs: dict, result: Tensor) -> None:
+        values = tuple(self._input(t) for t in inputs)
+        values = self._casts(op, inputs, values)
+        out = self.graph.value(result._data.shape, result._data.dtype, "node")
+        node = Node(op, values, dict(attrs), out, state.module_path, self.phase)
+        out.producer = node
+        self.graph.steps.append(node)
+        self._define(result._data, out)
+
+    def _input(self, t):
+        if t is None or t.__class__ in _SCALARS:
+            return t
+        return self.value_of(t)
+
+    def _casts(self, op, inputs, values):
+        """Cast nodes for the dtype conversions the dispatcher does before a kernel runs."""
+        targets = kernel_dtypes(op, inputs)
+        if targets is None:
+            return values
+        cast = _cast_op()
+        fixed = []
+        for v, target in zip(values, targets):
+            if v.__class__ is Value and target is not None and v.dtype != target:
+                out = self.graph.value(v.shape, target, "node")
+                node = Node(cast, (v,), {"dtype": target, "source": v.dtype}, out,
+                            state.module_path, self.phase)
+                out.producer = node
+                self.graph.steps.append(node)
+                sample = self.graph.samples.get(v.index)
+                if sample is not None:
+                    self.graph.samples[out.index] = sample.astype(target)
+                v = out
+            fixed.append(v)
+        return tuple(fixed)
+
+    def host_effect(self, what: str, run: Callable[[], object], result_escapes: bool = True,
+                    clears_grads_of=()):
+        """Run host code with side effects now and again on every replay, in this order
+        (an optimizer step, zero_grad, gradient clipping). Its result is a Python-side value:
+        a later op reading it breaks the trace. ``clears_grads_of``: the leaves whose ``.grad``
+        it resets (zero_grad), so the plan does not depend on their ``.grad`` at the start."""
+        self._cleared.update(id(t) for t in clears_grads_of)
+        state.tracer = None  # what it runs is not traced (and may call itself: see clip.py)
+        try:
+            result = run()
+        finally:
+            state.tracer = self
+        self.graph.steps.append(Effect("call", (), lambda arrays: run(), what))
+        if result_escapes and isinstance(result, Tensor):
+            self._poisoned[id(result._data)] = what
+            self._alive.append(result._data)
+        return result
+
+    def set_grad(self, leaf: Tensor) -> None:
+        """Backward gave ``leaf`` its ``.grad``: replay does the same with the plan's array."""
+        value = self.value_of(leaf.grad)
+        if id(leaf) not in self._cleared:
+            self.grad_state.setdefault(id(leaf), (leaf, False))
+        device = leaf._device
+
+        def give(arrays, leaf=leaf, device=device):
+            leaf.grad = track(Tensor._wrap(arrays[0], device), "gradient")
+
+        self.graph.steps.append(Effect("set_grad", (value,), give,
+                                       f".grad of a {leaf.dtype.name}{list(leaf.shape)} leaf"))
+
+    def read_grad(self, leaf: Tensor) -> None:
+        """Backward adds to an existing ``leaf.grad``: read it when the plan starts."""
+        grad = leaf.grad
+        if id(grad._data) not in self._values:
+            self.grad_state.setdefault(id(leaf), (leaf, True))
+            value = self.graph.value(grad._data.shape, grad._data.dtype, "grad", leaf)
+            self._define(grad._data, value)
+
+    def on_write(self, t: Tensor) -> None:
+        """An in-place write into ``t`` happened outside an op."""
+        value = self._values.get(id(t._data))
+        steps = self.graph.steps
+        if value is not None and value.source == "external" and steps and \
+                steps[-1].__class__ is Node and value in steps[-1].reads:
+            return  # written by the kernel that just ran (batch-norm statistics): replays
+        self.fail("an in-place write (x[...] = v, x.add_(y), an in-place activation) into a "
+                  f"tensor of shape {tuple(t.shape)}",
+                  "use the out-of-place form (x = x + y) inside compiled functions")
+
+    def host_read(self, t: Tensor, how: str) -> None:
+        """The run reads ``t``'s values on the host (``.item()``, ``bool(t)``...)."""
+        value = self._values.get(id(t._data))
+        if value is None or value.source == "const":
+            return
+        self.fail(f"{how} reads a value on the host in the middle of the graph (a "
+                  "data-dependent branch or a conversion)",
+                  "return the tensor and read it after the call, or use fw.where instead of if")
+
+    def saw_module(self, module) -> None:
+        self.modules.setdefault(id(module), (module, module.training))
+
+    def fail(self, what: str, hint: str) -> None:
+        where = user_frame()
+        self.breaks.append(f"{what} at {where}: {hint}" if where else f"{what}: {hint}")
+
+    # -- the result ---------------------------------------------------------------------------
+    def set_outputs(self, result) -> None:
+        """Record what the function returned and how to rebuild it from arrays."""
+        leaves: list = []
+        structure = _flatten(result, leaves)
+        outputs = []
+        for t in leaves:
+            if t._node is not None and state.grad_enabled and not self.backward_ran:
+                self.fail("the result needs autograd after the call (it has a grad_fn)",
+                          "compile the whole training step (forward, backward and "
+                          "optimizer.step()), or call the compiled function under fw.no_grad()")
+            outputs.append(self.value_of(t))
+        self.graph.outputs = outputs
+        device = self.device
+        templates = [(t._op, t._module) for t in leaves]
+
+        def rebuild(arrays):
+            tensors = iter([Tensor._wrap(a, device, op, module)
+                            for a, (op, module) in zip(arrays, templates)])
+            return _unflatten(structure, tensors)
+
+        self.graph.rebuild = rebuild
+
+
+def trace(fn: Callable, args: tuple) -> tuple[Tracer, object]:
+    """Run ``fn(*args)`` eagerly while recording it. Returns the tracer and fn's result."""
+    from ..inspect import publish
+
+    if state.tracer is not None:
+        raise RuntimeError("a trace is already running")
+    tracer = Tracer()
+    for position, a in enumerate(args):
+        if isinstance(a, Tensor):
+            tracer.bind_input(position, a)
+    state.tracer = tracer
+    publish()
+    try:
+        result = fn(*args)
+        tracer.set_outputs(result)
+    finally:
+        state.tracer = None
+        publish()
+    return tracer, result
+
+
+# -- helpers --------------------------------------------------------------------------------------
+def kernel_dtypes(op, inputs) -> list | None:
+    """The dtype each tensor input has when its kernel runs (the dispatcher's conversions:
+    binary promotion, weak Python scalars, integer inputs of float-result ops); None: as is."""
+    from ..ops.elementwise import BINARY_OPS
+
+    default_float = _dt.default_float.numpy
+    if op.name in BINARY_OPS and len(inputs) == 2:
+        a, b = inputs
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            common = _dt.PROMOTE_NUMPY[a._data.dtype, b._data.dtype]
+            if op.float_result and common.kind != "f":
+                common = np.dtype(default_float)
+            return [common, common]
+        tensor, scalar = (a, b) if isinstance(a, Tensor) else (b, a)
+        if tensor._data.dtype.kind == "f":
+            return None
+        wanted = _dt.result_type_with_scalar(_dt.BY_NUMPY[tensor._data.dtype], scalar)
+        target = default_float if op.float_result and wanted.category != _dt.FLOATING \
+            else wanted.numpy
+        return [target if t is tensor else None for t in inputs]
+    if op.float_result:
+        return [default_float if isinstance(t, Tensor) and t._data.dtype.kind != "f" else None
+                for t in inputs]
+    return None
+
+
+def _cast_op():
+    from ..ops.registry import get
+
+    return get("cast")
+
+
+def user_frame() -> str:
+    """``file:line`` of the innermost caller outside fw_core (where the user's code is)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_FW_ROOT):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _flatten(obj, leaves: list):
+    if isinstance(obj, Tensor):
+        leaves.append(obj)
+        return ("tensor",)
+    if isinstance(obj, (tuple, list)):
+        return (type(obj), [_flatten(o, leaves) for o in obj])
+    if isinstance(obj, dict):
+        return (dict, [(k, _flatten(v, leaves)) for k, v in obj.items()])
+    return ("const", obj)
+
+
+def _unflatten(structure, tensors):
+    kind = structure[0]
+    if kind == "tensor":
+        return next(tensors)
+    if kind == "const":
+        return structure[1]
+    if kind is dict:
+        return {k: _unflatten(s, tensors) for k, s in structure[1]}
+    items = [_unflatten(s, tensors) for s in structure[1]]
+    return kind(items) if kind is not tuple else tuple(items)
