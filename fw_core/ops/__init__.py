@@ -1,7 +1,8 @@
 """Op contracts by family, the registry, and the eager dispatch path.
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
-Families: creation, elementwise, reduction, shape, linalg, nn, loss.
+Families: creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
+attention, loss, optim.
 """
 
 from . import (
@@ -14,6 +15,7 @@ from . import (
     linalg,
     loss,
     nn,
+    optim,
     reduction,
     shape,
 )
@@ -21,6 +23,6 @@ from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, get
 
 FAMILIES = (creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
-            attention, loss)
+            attention, loss, optim)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op", "get"]

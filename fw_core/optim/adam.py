@@ -11,8 +11,8 @@ from .optimizer import (
     Optimizer,
     advance,
     check_number,
-    lerp_,
     step_state,
+    update_kernel,
     zeros_state,
 )
 
@@ -88,32 +88,11 @@ class Adam(Optimizer):
         decoupled = group["decoupled_weight_decay"]
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
-            xp = p._device.xp
-            data = p._data
-            m = state["exp_avg"]._data
-            v = state["exp_avg_sq"]._data
-            tmp = self._scratch(p)
-            if weight_decay != 0 and decoupled:
-                data *= 1 - lr * weight_decay
-            g = self._direction(p, g, 0.0 if decoupled else weight_decay, maximize)
-            lerp_(xp, m, g, 1 - beta1, tmp)
-            v *= beta2
-            xp.multiply(g, 1 - beta2, out=tmp)
-            tmp *= g
-            v += tmp
-            if amsgrad:
-                v_hat = state["max_exp_avg_sq"]._data
-                xp.maximum(v_hat, v, out=v_hat)
-            else:
-                v_hat = v
-            # theta += m / denom with denom = (sqrt(v)/sqrt(bc2) + eps) / -step_size: one pass less
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-            xp.sqrt(v_hat, out=tmp)
-            tmp *= 1 / (bias_correction2_sqrt * -step_size)
-            tmp += eps / -step_size
-            xp.divide(m, tmp, out=tmp)
-            data += tmp
+            max_sq = state["max_exp_avg_sq"]._data if amsgrad else None
+            update_kernel(p)(p._data, g, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+                             max_sq, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                             weight_decay=weight_decay, decoupled=decoupled,
+                             maximize=maximize, step=step)
             bump_version(p)
 
 

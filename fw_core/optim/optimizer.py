@@ -360,6 +360,17 @@ def advance(step: Tensor) -> float:
     return float(data)
 
 
+def update_kernel(p: Tensor, op_name: str = "adam_update"):
+    """The device's kernel for an optimizer update op (fw_core.ops.optim) for parameter ``p``:
+    the fused one where its plugin has it, a CPU fallback (reported once) otherwise."""
+    from ..ops.dispatch import missing_kernel
+    from ..ops.registry import OPS
+
+    op = OPS[op_name]
+    device = p._device
+    return op.kernels.get(device.type) or missing_kernel(op, device)
+
+
 def lerp_(xp, start, end, weight: float, tmp) -> None:
     """``start += weight * (end - start)`` on raw arrays, in place, in PyTorch's two
     numerically stable forms (``end - (end - start) * (1 - weight)`` for weight >= 0.5);

@@ -9,6 +9,7 @@ from fw_core import hookimpl
 from fw_core.records import KernelSpec, MemoryPolicy
 
 from .device import CPU
+from .fused_optim import fused_adam
 from .kernels import all_kernels
 
 
@@ -19,8 +20,9 @@ def fw_register_devices():
 
 @hookimpl
 def fw_register_kernels():
-    return [KernelSpec(op=name, device="cpu", fn=fn)
-            for name, fn in all_kernels(np, scipy.special).items()]
+    table = all_kernels(np, scipy.special)
+    table["adam_update"] = fused_adam(table["adam_update"])
+    return [KernelSpec(op=name, device="cpu", fn=fn) for name, fn in table.items()]
 
 
 @hookimpl

@@ -7,6 +7,8 @@ from fw_core.testing.cases import ALL
 # ops exercised elsewhere, with the test that covers them
 COVERED_ELSEWHERE = {
     "to_device": "device transfers: tests/fw_core/test_tensor.py and the plugin tests",
+    "adam_update": "Adam/AdamW step for step against torch.optim (tests/fw_core/optim/"
+                   "test_adam.py) and fused against generic (tests/fw_cpu/test_fused_optim.py)",
 }
 
 
