@@ -1,0 +1,145 @@
+"""The benchmark suite (issue 4): fw eager and compiled against PyTorch eager and torch.compile
+on five fixed float32 workloads (see ``benchmarks/workloads/``).
+
+    python benchmarks/run.py [--quick] [--json PATH] [--workloads mlp,cnn] [--modes ...]
+                             [--markdown docs/benchmarks.md]
+
+Every (workload, mode) runs in a fresh process (``benchmarks/measure.py``), so its peak RSS is
+its own. Compiled modes start with empty on-disk caches (Numba's, inductor's), so their compile
+times are cold; fw_compiled runs a second time with Numba's cache warm (the "warm start").
+The fw / PyTorch time ratios come from one more process per workload in which both take turns
+round by round. All start from the same PyTorch-initialised weights. The result,
+``{workload: {mode: {...}}, "machine": {...}, "ratios": {workload: {pair: {...}}}}``, is
+printed as markdown tables and optionally written as JSON and into the doc's results section.
+
+Threads, as the issue fixes them: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this
+process's environment (and so from every measuring process's), PyTorch runs 2 intra-op
+threads, OPENBLAS_NUM_THREADS is left as the caller has it.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # before NumPy loads OpenBLAS
+    os.environ.pop(_variable, None)
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from importlib import metadata  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the repository, for the benchmarks package
+
+from benchmarks.measure import machine_limits  # noqa: E402
+from benchmarks.workloads import WORKLOADS  # noqa: E402
+from benchmarks.workloads.common import TORCH_THREADS, initial_weights  # noqa: E402
+from benchmarks.workloads.modes import MODES  # noqa: E402
+from benchmarks.workloads.report import markdown, rewrite_doc  # noqa: E402
+
+
+def child(what: str, workload: str, target: str, weights: Path, quick: bool,
+          env: dict | None = None) -> dict:
+    """Run one measurement of ``benchmarks/measure.py`` in a fresh process; its failure
+    (crash, timeout) becomes ``{"error": ...}`` rather than ending the run."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        command = [sys.executable, "-m", "benchmarks.measure", what, "--workload", workload,
+                   "--mode" if what == "mode" else "--modes", target,
+                   "--weights", str(weights), "--out", out.name] + (["--quick"] * quick)
+        try:
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=900 if quick else 3600)
+        except subprocess.TimeoutExpired as e:
+            return {"error": f"{what} process timed out after {e.timeout:.0f} s"}
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            return {"error": f"{what} process exited with {done.returncode}: {last}"}
+        return json.loads(Path(out.name).read_text())
+
+
+def measure_workload(name: str, modes: list[str], quick: bool, tmp: Path) -> tuple[dict, dict]:
+    """Every mode of one workload, each in its own process, then its ratios."""
+    weights = tmp / f"{name}.npz"
+    np.savez(weights, **initial_weights(WORKLOADS[name]))
+    found = {}
+    for mode in modes:
+        env = dict(os.environ)  # compiled modes start from empty on-disk caches: cold
+        if mode == "fw_compiled":
+            env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"numba_{name}_", dir=tmp)
+        if mode == "torch_compile":
+            env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"inductor_{name}_",
+                                                              dir=tmp)
+        found[mode] = child("mode", name, mode, weights, quick, env)
+        if mode == "fw_compiled" and "error" not in found[mode]:
+            warm = child("mode", name, mode, weights, quick, env)
+            found[mode]["warm_start_s"] = warm.get("compile_s")
+            found[mode]["warm_start_infer_s"] = warm.get("infer_compile_s")
+        print(f"{name} {mode}: done", file=sys.stderr, flush=True)
+    ratios = child("pairs", name, ",".join(modes), weights, quick)
+    return found, ratios
+
+
+def machine(quick: bool) -> dict:
+    """Where the run happened, with the ceilings measured by this same run."""
+    model = next((line.split(":", 1)[1].strip() for line in
+                  Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor()) \
+        if Path("/proc/cpuinfo").exists() else platform.processor()
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    versions = {p: metadata.version(p) for p in ("numpy", "torch", "numba")}
+    return {"cpu": model, "cores": len(os.sched_getaffinity(0)), "memory_gib": round(memory, 1),
+            "system": platform.platform(), "python": platform.python_version(), **versions,
+            "torch_threads": TORCH_THREADS,
+            "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", "(unset)"),
+            "date": datetime.date.today().isoformat(), "quick": quick, **machine_limits(quick)}
+
+
+def run(workloads: list[str], modes: list[str], quick: bool) -> dict:
+    results = {"machine": machine(quick), "ratios": {}}
+    with tempfile.TemporaryDirectory(prefix="fw_bench_") as tmp:
+        for name in workloads:
+            results[name], results["ratios"][name] = measure_workload(name, modes, quick,
+                                                                      Path(tmp))
+    return results
+
+
+def _choices(value: str, allowed, what: str) -> list[str]:
+    chosen = [v for v in value.split(",") if v]
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown:
+        raise SystemExit(f"unknown {what} {unknown}; choose from {', '.join(allowed)}")
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short timings (smoke test)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help=f"comma-separated, from {', '.join(WORKLOADS)}")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"comma-separated, from {', '.join(MODES)}")
+    parser.add_argument("--markdown", metavar="PATH",
+                        help="rewrite the results section of this doc (docs/benchmarks.md)")
+    args = parser.parse_args(argv)
+    results = run(_choices(args.workloads, WORKLOADS, "workloads"),
+                  _choices(args.modes, MODES, "modes"), args.quick)
+    section = markdown(results)
+    print(section)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    if args.markdown:
+        rewrite_doc(Path(args.markdown), section)
+    return results
+
+
+if __name__ == "__main__":
+    main()
