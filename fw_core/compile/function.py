@@ -35,6 +35,8 @@ class CompiledFunction:
         self._calls_by_key: dict[tuple, int] = {}
         self._sizes_seen: dict[tuple[int, int], set] = {}
         self._dynamic: set[tuple[int, int]] = set()
+        #: fusion decisions by group structure (sizes aside), reused by partial rebuilds
+        self._fusion_choices: dict[tuple, bool] = {}
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -104,9 +106,17 @@ class CompiledFunction:
             self._event(f"eager for {what}: " + "; ".join(tracer.breaks))
             return result
         device = str(tracer.device or "cpu")
-        plan = build_plan(tracer, lambda group, fused_s, unfused_s: scheduler.fusion_pays(
-            _group_subject(group), fused_s, unfused_s),
-            lambda shape, dtype: memory.allocate(shape, dtype, "cache", device))
+        choices = self._fusion_choices
+
+        def decide(group, fused_s, unfused_s):
+            choice = scheduler.fusion_pays(_group_subject(group), fused_s, unfused_s)
+            choices[group.signature()] = choice
+            return choice
+
+        known = (lambda group: choices.get(group.signature())) if changes else None
+        plan = build_plan(tracer, decide,
+                          lambda shape, dtype: memory.allocate(shape, dtype, "cache", device),
+                          known)
         seconds = time.perf_counter() - start
         self.compile_seconds.append(seconds)
         partial = bool(changes)
@@ -155,6 +165,7 @@ class CompiledFunction:
         self._calls_by_key.clear()
         self._sizes_seen.clear()
         self._dynamic.clear()
+        self._fusion_choices.clear()
         self.events.clear()
 
 

@@ -10,11 +10,13 @@ from .plan import Plan
 from .trace import Tracer
 
 
-def build_plan(tracer: Tracer, fusion_decision, allocate=None) -> Plan:
+def build_plan(tracer: Tracer, fusion_decision, allocate=None, known_fusions=None) -> Plan:
     """Run the passes over a finished trace and return the executable plan.
 
     ``fusion_decision(group, fused_s, unfused_s) -> bool`` says whether a fused group pays
-    (the scheduler's call); ``allocate(shape, dtype)`` makes the plan's static buffers.
+    (the scheduler's call); ``known_fusions(group)`` returns an earlier decision for a group
+    of the same structure, or None (a partial rebuild reuses them instead of measuring);
+    ``allocate(shape, dtype)`` makes the plan's static buffers.
     """
     from .passes.constfold import fold_constants
     from .passes.cse import eliminate_common_subexpressions
@@ -39,7 +41,8 @@ def build_plan(tracer: Tracer, fusion_decision, allocate=None) -> Plan:
         ("cse", lambda: eliminate_common_subexpressions(graph)),
         ("dce", lambda: eliminate_dead_code(graph)),
         ("remat", lambda: rematerialize(graph)),
-        ("fuse", lambda: fuse(graph, plugins.fusion_rules(device.type), fusion_decision)),
+        ("fuse", lambda: fuse(graph, plugins.fusion_rules(device.type), fusion_decision,
+                              known_fusions)),
     ):
         start = time.perf_counter()
         run()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -29,6 +30,9 @@ from ..tensor import Tensor
 from .ir import Effect, Graph, Node, Value
 
 _SCALARS = (int, float, bool)
+#: bytes of traced arrays kept as samples for the passes (fusion measures on them); arrays past
+#: it are not kept, so a trace holds no more than this beyond what the eager run holds itself
+SAMPLE_BUDGET = 64 << 20
 _FW_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -37,11 +41,11 @@ class Tracer:
 
     def __init__(self):
         self.graph = Graph()
-        self._values: dict[int, Value] = {}  # id(raw array) -> value
-        self._alive: list = []  # the traced arrays, kept so their ids stay unique
+        self._values = _ArrayMap()  # raw array -> its value
         self._externals: dict[int, Value] = {}  # id(tensor) -> external value
-        self._created: set[int] = set()  # ids of arrays made from Python data in the run
-        self._poisoned: dict[int, str] = {}  # arrays a replay cannot reproduce -> why
+        self._created = _ArrayMap()  # arrays made from Python data in the run
+        self._poisoned = _ArrayMap()  # arrays a replay cannot reproduce -> why
+        self._sampled_bytes = 0
         self.breaks: list[str] = []
         self.modules: dict[int, tuple] = {}  # id(module) -> (module, training)
         self.grad_state: dict[int, tuple] = {}  # id(leaf) -> (leaf, had a .grad at start)
@@ -59,9 +63,10 @@ class Tracer:
         return value
 
     def _define(self, array, value: Value) -> None:
-        self._values[id(array)] = value
-        self._alive.append(array)
-        self.graph.samples[value.index] = array
+        self._values.put(array, value)
+        if self._sampled_bytes + array.nbytes <= SAMPLE_BUDGET:
+            self._sampled_bytes += array.nbytes
+            self.graph.samples[value.index] = array
 
     def _note_device(self, tensor) -> None:
         if self.device is None:
@@ -73,15 +78,15 @@ class Tracer:
     def value_of(self, t) -> Value:
         """The graph value of a tensor an op read (an external or constant if new)."""
         array = t._data
-        value = self._values.get(id(array))
+        value = self._values.get(array)
         if value is not None:
             return value
-        why = self._poisoned.get(id(array))
+        why = self._poisoned.get(array)
         if why is not None:
             self.fail(f"a value computed by {why} is used by a later op",
                       "call it outside the compiled function")
         self._note_device(t)
-        if id(array) in self._created:
+        if self._created.get(array):
             value = self.graph.value(array.shape, array.dtype, "const", array)
         else:
             value = self._externals.get(id(t))
@@ -93,8 +98,7 @@ class Tracer:
 
     def created(self, t: Tensor) -> None:
         """``t`` was made from Python data during the run: a constant of the graph."""
-        self._created.add(id(t._data))
-        self._alive.append(t._data)
+        self._created.put(t._data, True)
 
     def host_value(self, t: Tensor, make: Callable[[], object], what: str) -> None:
         """``t`` is drawn afresh on every run by ``make()`` (random numbers, dropout masks)."""
@@ -152,8 +156,7 @@ class Tracer:
             state.tracer = self
         self.graph.steps.append(Effect("call", (), lambda arrays: run(), what))
         if result_escapes and isinstance(result, Tensor):
-            self._poisoned[id(result._data)] = what
-            self._alive.append(result._data)
+            self._poisoned.put(result._data, what)
         return result
 
     def set_grad(self, leaf: Tensor) -> None:
@@ -172,14 +175,14 @@ class Tracer:
     def read_grad(self, leaf: Tensor) -> None:
         """Backward adds to an existing ``leaf.grad``: read it when the plan starts."""
         grad = leaf.grad
-        if id(grad._data) not in self._values:
+        if self._values.get(grad._data) is None:
             self.grad_state.setdefault(id(leaf), (leaf, True))
             value = self.graph.value(grad._data.shape, grad._data.dtype, "grad", leaf)
             self._define(grad._data, value)
 
     def on_write(self, t: Tensor) -> None:
         """An in-place write into ``t`` happened outside an op."""
-        value = self._values.get(id(t._data))
+        value = self._values.get(t._data)
         steps = self.graph.steps
         if value is not None and value.source == "external" and steps and \
                 steps[-1].__class__ is Node and value in steps[-1].reads:
@@ -190,7 +193,7 @@ class Tracer:
 
     def host_read(self, t: Tensor, how: str) -> None:
         """The run reads ``t``'s values on the host (``.item()``, ``bool(t)``...)."""
-        value = self._values.get(id(t._data))
+        value = self._values.get(t._data)
         if value is None or value.source == "const":
             return
         self.fail(f"{how} reads a value on the host in the middle of the graph (a "
@@ -314,3 +317,20 @@ def _unflatten(structure, tensors):
         return {k: _unflatten(s, tensors) for k, s in structure[1]}
     items = [_unflatten(s, tensors) for s in structure[1]]
     return kind(items) if kind is not tuple else tuple(items)
+
+
+class _ArrayMap:
+    """A map keyed by raw array identity that does not keep the arrays alive: an entry whose
+    array died is stale (its id may now belong to another array) and reads as absent."""
+
+    def __init__(self):
+        self._entries: dict[int, tuple] = {}
+
+    def put(self, array, payload) -> None:
+        self._entries[id(array)] = (weakref.ref(array), payload)
+
+    def get(self, array):
+        entry = self._entries.get(id(array))
+        if entry is None or entry[0]() is not array:
+            return None
+        return entry[1]

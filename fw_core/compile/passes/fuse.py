@@ -54,7 +54,8 @@ def default_decide(group: Group, fused_seconds: float, unfused_seconds: float) -
     return fused_seconds < unfused_seconds
 
 
-def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = None) -> list[Group]:
+def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = None,
+         known: Callable[[Group], bool | None] | None = None) -> list[Group]:
     """Replace runs of fusable nodes in ``graph.steps`` by Groups; return the groups made.
 
     ``rules`` are the target device's FusionRules (tried highest priority first; one that
@@ -62,6 +63,8 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
     ``graph.samples`` are run fused and unfused (best of a few runs) and kept only if
     ``decide(group, fused_seconds, unfused_seconds)`` says so (default: when faster) and the
     fused results match the unfused ones; groups without samples are kept unmeasured.
+    ``known(group)`` may return an earlier choice for a group of the same structure (its
+    ``signature()``: sizes aside), which is then used without measuring again.
     """
     rules = sorted(rules, key=lambda r: -r.priority)
     decide = decide or default_decide
@@ -78,6 +81,14 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
             skipped.append(f"{_name(group)}: no rule generates it")
             continue
         group.kernel, group.rule = kernel, rule
+        earlier = None if known is None else known(group)
+        if earlier is not None:
+            if earlier:
+                made.append(group)
+                names.append(f"{_name(group)} (as decided before)")
+            else:
+                skipped.append(f"{_name(group)}: not chosen before")
+            continue
         verdict = _measure(graph, group, rule.device)
         if isinstance(verdict, str):
             skipped.append(f"{_name(group)}: {verdict}")
