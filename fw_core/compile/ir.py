@@ -144,16 +144,19 @@ class Effect:
     """Host work with side effects, kept in program order.
 
     ``run(arrays)`` receives the arrays of ``reads`` (in order) when the plan reaches it.
-    ``kind`` is "set_grad", "assign" or "call"; ``what`` is a short description for explain().
+    ``kind`` is "set_grad", "assign" or "call"; ``what`` is a short description for explain();
+    ``target`` is the tensor a "set_grad" or "assign" effect writes (None for host calls).
     """
 
-    __slots__ = ("kind", "reads", "run", "what")
+    __slots__ = ("kind", "reads", "run", "what", "target")
 
-    def __init__(self, kind: str, reads: tuple[Value, ...], run: Callable, what: str):
+    def __init__(self, kind: str, reads: tuple[Value, ...], run: Callable, what: str,
+                 target=None):
         self.kind = kind
         self.reads = reads
         self.run = run
         self.what = what
+        self.target = target
 
     @property
     def writes(self) -> tuple[Value, ...]:

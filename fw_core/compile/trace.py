@@ -170,7 +170,8 @@ class Tracer:
             leaf.grad = track(Tensor._wrap(arrays[0], device), "gradient")
 
         self.graph.steps.append(Effect("set_grad", (value,), give,
-                                       f".grad of a {leaf.dtype.name}{list(leaf.shape)} leaf"))
+                                       f".grad of a {leaf.dtype.name}{list(leaf.shape)} leaf",
+                                       leaf))
 
     def read_grad(self, leaf: Tensor) -> None:
         """Backward adds to an existing ``leaf.grad``: read it when the plan starts."""

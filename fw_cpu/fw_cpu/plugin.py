@@ -9,6 +9,7 @@ from fw_core import hookimpl
 from fw_core.records import KernelSpec, MemoryPolicy
 
 from .device import CPU
+from .fast_pool import fast_pooling
 from .fused_optim import fused_adam
 from .kernels import all_kernels
 
@@ -22,6 +23,7 @@ def fw_register_devices():
 def fw_register_kernels():
     table = all_kernels(np, scipy.special)
     table["adam_update"] = fused_adam(table["adam_update"])
+    table.update(fast_pooling(table))
     return [KernelSpec(op=name, device="cpu", fn=fn) for name, fn in table.items()]
 
 
