@@ -113,10 +113,11 @@ class CompiledFunction:
             choices[group.signature()] = choice
             return choice
 
-        known = (lambda group: choices.get(group.signature())) if changes else None
+        # a group of a structure measured before (at this size or another, in this plan or an
+        # earlier one) is not measured again: an LSTM step's groups repeat per time step
         plan = build_plan(tracer, decide,
                           lambda shape, dtype: memory.allocate(shape, dtype, "cache", device),
-                          known)
+                          lambda group: choices.get(group.signature()))
         seconds = time.perf_counter() - start
         self.compile_seconds.append(seconds)
         partial = bool(changes)
