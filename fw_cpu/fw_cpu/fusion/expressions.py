@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .. import fast_math
+
 #: dtypes the generated loops handle (float16 and complex are left to the unfused kernels)
 DTYPES = frozenset(["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"])
 
@@ -130,4 +132,8 @@ def compute_dtype(node) -> np.dtype:
 def expression(node, args: list[str]) -> str:
     """The scalar expression computing ``node`` from argument texts ``args``."""
     ctor = constructor(compute_dtype(node))
+    if ctor == "np.float32" and node.op.name in fast_math.OPS:
+        # float32 erf / gelu / sigmoid / tanh / exp: vectorisable float64 formulas (libm's are
+        # called per element and keep the loop from vectorising)
+        return fast_math.expression(node.op.name, args[0], node.attrs)
     return EXPRESSIONS[node.op.name](args, node.attrs, lambda v: literal(v, ctor))

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..fast_math import Float32Kernels
+
 
 def kernels(xp, special) -> dict:
+    fast = Float32Kernels() if xp is np else None  # large float32 arrays: vectorised Numba loops
     zeros = {}  # a 0-d zero per dtype: maximum(x, array) is ~3x faster than with a Python 0
 
     def relu(x):
@@ -35,6 +40,8 @@ def kernels(xp, special) -> dict:
         return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)) * alpha).astype(x.dtype, copy=False)
 
     def gelu(x, approximate):
+        if fast is not None and fast.applies(x):
+            return fast("gelu", x, approximate)
         if approximate == "tanh":
             inner = (x + 0.044715 * x * x * x) * math.sqrt(2 / math.pi)
             return (0.5 * x * (1 + xp.tanh(inner))).astype(x.dtype, copy=False)
@@ -50,9 +57,13 @@ def kernels(xp, special) -> dict:
         return xp.where(condition, a, b)
 
     def sigmoid(x):
+        if fast is not None and fast.applies(x):
+            return fast("sigmoid", x)
         return special.expit(x).astype(x.dtype, copy=False)
 
     def erf(x):
+        if fast is not None and fast.applies(x):
+            return fast("erf", x)
         return special.erf(x).astype(x.dtype, copy=False)
 
     return {
