@@ -23,6 +23,10 @@ from .dce import is_impure
 from .memplan import HELD_OUTSIDE, analyze, estimate_peak, fmt_bytes, live_bytes
 
 CHEAP = frozenset({Structure.ELEMENTWISE, Structure.BROADCAST})
+#: ops worth recomputing: about one memory pass each. Transcendental ones (exp, erf, GELU,
+#: sigmoid, tanh...) cost several times a load from memory, so they are kept instead
+CHEAP_OPS = frozenset({"add", "sub", "mul", "neg", "abs", "relu", "leaky_relu", "maximum",
+                       "minimum", "where", "cast", "clamp", "hardtanh", "square", "dropout"})
 MUTABLE = frozenset({"input", "external", "grad"})  # arrays an Effect or impure op may write
 
 
@@ -31,7 +35,8 @@ def rematerialize(graph) -> int:
     estimated peak; return how many values were rematerialised."""
     before = estimate_peak(graph.steps, graph.outputs)
     candidates = sorted((s for s in graph.steps if s.__class__ is Node and s.phase == "forward"
-                         and s.op.structure in CHEAP and not is_impure(s)),
+                         and s.op.structure in CHEAP and s.op.name in CHEAP_OPS
+                         and not is_impure(s)),
                         key=lambda s: -s.out.nbytes)
     done, survey = [], None
     for node in candidates:
