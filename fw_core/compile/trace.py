@@ -46,6 +46,7 @@ class Tracer:
         self._created = _ArrayMap()  # arrays made from Python data in the run
         self._poisoned = _ArrayMap()  # arrays a replay cannot reproduce -> why
         self._sampled_bytes = 0
+        self._arguments: set[int] = set()  # ids of the tensors passed as arguments
         self.breaks: list[str] = []
         self.modules: dict[int, tuple] = {}  # id(module) -> (module, training)
         self.grad_state: dict[int, tuple] = {}  # id(leaf) -> (leaf, had a .grad at start)
@@ -58,6 +59,7 @@ class Tracer:
     def bind_input(self, position: int, tensor: Tensor) -> Value:
         value = self.graph.value(tensor._data.shape, tensor._data.dtype, "input", position)
         self._define(tensor._data, value)
+        self._arguments.add(id(tensor))
         self.graph.inputs.append(value)
         self._note_device(tensor)
         return value
@@ -161,6 +163,11 @@ class Tracer:
 
     def set_grad(self, leaf: Tensor) -> None:
         """Backward gave ``leaf`` its ``.grad``: replay does the same with the plan's array."""
+        if id(leaf) in self._arguments:
+            self.fail("backward computes the gradient of an argument (a new tensor on every "
+                      "call, whose .grad a replay cannot reach)",
+                      "make it a parameter (a module's or the optimizer's), or compute it with "
+                      "fw.autograd.grad and return it")
         value = self.value_of(leaf.grad)
         if id(leaf) not in self._cleared:
             self.grad_state.setdefault(id(leaf), (leaf, False))

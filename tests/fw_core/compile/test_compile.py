@@ -210,3 +210,27 @@ def test_varying_sequence_length_training_rebuilds_partially_and_matches_eager()
     assert compiled.counts["compiles"] == 1, text
     assert compiled.counts["partial_rebuilds"] == len(set(lengths)) - 1, text
     assert "is dynamic" in text and "partial rebuild" in text
+
+
+def test_gradient_of_an_argument_stays_eager():
+    def grad_of_input(x):
+        (x * x).sum().backward()
+        return x.grad
+
+    f = fw.compile(grad_of_input)
+    for _ in range(3):
+        x = fw.randn(4, requires_grad=True)
+        _close(f(x), 2 * x.detach().numpy(), "d(x^2)/dx")
+    assert "gradient of an argument" in f.explain()
+
+
+def test_autograd_grad_of_an_argument_is_compiled():
+    def input_grad(x):
+        y = (x * x).sum()
+        return fw.autograd.grad(y, x)[0]
+
+    f = fw.compile(input_grad)
+    for _ in range(3):
+        x = fw.randn(4, requires_grad=True)
+        _close(f(x), 2 * x.detach().numpy(), "autograd.grad")
+    assert f.counts["plan_calls"] == 2, f.explain()
