@@ -50,9 +50,11 @@ class CompiledFunction:
         from .. import scheduler
 
         self.counts["calls"] += 1
-        if state.tracer is not None or not scheduler.knobs().enabled:
+        if state.tracer is not None or state.inspectors or not scheduler.knobs().enabled:
+            # inside another trace (inlined there), inspectors watching every op, or
+            # compilation off: run as written
             self.counts["eager_calls"] += 1
-            return fn(*args)  # inside another trace (inlined there), or compilation is off
+            return fn(*args)
         key = signature(args)
         entry = self.cache.get(key)
         if entry is not None:

@@ -47,6 +47,7 @@ class Tracer:
         self._poisoned = _ArrayMap()  # arrays a replay cannot reproduce -> why
         self._sampled_bytes = 0
         self._arguments: set[int] = set()  # ids of the tensors passed as arguments
+        self._kernel_written = _ArrayMap()  # arrays an op's kernel writes (they replay)
         self.breaks: list[str] = []
         self.modules: dict[int, tuple] = {}  # id(module) -> (module, training)
         self.grad_state: dict[int, tuple] = {}  # id(leaf) -> (leaf, had a .grad at start)
@@ -188,13 +189,16 @@ class Tracer:
             value = self.graph.value(grad._data.shape, grad._data.dtype, "grad", leaf)
             self._define(grad._data, value)
 
+    def expect_kernel_write(self, *tensors: Tensor) -> None:
+        """The next op's kernel writes into these tensors (batch-norm running statistics):
+        their version bumps are not untraced writes, since a replay runs the kernel again."""
+        for t in tensors:
+            self._kernel_written.put(t._data, True)
+
     def on_write(self, t: Tensor) -> None:
         """An in-place write into ``t`` happened outside an op."""
-        value = self._values.get(t._data)
-        steps = self.graph.steps
-        if value is not None and value.source == "external" and steps and \
-                steps[-1].__class__ is Node and value in steps[-1].reads:
-            return  # written by the kernel that just ran (batch-norm statistics): replays
+        if self._kernel_written.get(t._data):
+            return
         self.fail("an in-place write (x[...] = v, x.add_(y), an in-place activation) into a "
                   f"tensor of shape {tuple(t.shape)}",
                   "use the out-of-place form (x = x + y) inside compiled functions")

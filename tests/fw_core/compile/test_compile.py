@@ -234,3 +234,43 @@ def test_autograd_grad_of_an_argument_is_compiled():
         x = fw.randn(4, requires_grad=True)
         _close(f(x), 2 * x.detach().numpy(), "autograd.grad")
     assert f.counts["plan_calls"] == 2, f.explain()
+
+
+def test_batch_norm_running_statistics_update_in_compiled_steps():
+    fw.manual_seed(0)
+    model = fw.nn.Sequential(fw.nn.Linear(4, 6), fw.nn.BatchNorm1d(6), fw.nn.ReLU(),
+                             fw.nn.Linear(6, 2))
+    twin = fw.nn.Sequential(fw.nn.Linear(4, 6), fw.nn.BatchNorm1d(6), fw.nn.ReLU(),
+                            fw.nn.Linear(6, 2))
+    twin.load_state_dict(model.state_dict())
+
+    def make_step(m):
+        opt = fw.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = fw.mse_loss(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    compiled, eager = fw.compile(make_step(model)), make_step(twin)
+    for _ in range(5):
+        x, y = fw.randn(8, 4), fw.randn(8, 2)
+        _close(compiled(x, y), eager(x, y), "loss")
+    for name, value in model.state_dict().items():
+        _close(value, twin.state_dict()[name], name)
+    assert compiled.counts["plan_calls"] == 4, compiled.explain()
+
+
+def test_active_inspectors_see_every_op_because_calls_run_eagerly():
+    seen = []
+    inspector = fw.records.Inspector("test.count", on_op=lambda e: seen.append(e.op.name))
+    f = fw.compile(lambda x: (x * 2).exp())
+    x = fw.ones(2)
+    f(x)
+    f(x)
+    with fw.inspect.activated(inspector):
+        f(x)
+    assert seen == ["mul", "exp"] and f.counts["eager_calls"] == 1
