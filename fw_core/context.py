@@ -17,7 +17,8 @@ from .errors import ArgumentError
 #: preset -> scheduler knobs (see fw_core.scheduler.Knobs) plus the inspector it switches on
 #: (only if a plugin registered it). One source: docs/performance.md shows this table.
 PRESETS: dict[str, dict] = {
-    # serving: compile early, bucket changing sizes early so a new request shape is no recompile
+    # serving: compile early; a size that changes is dynamic early, so a new request shape
+    # compiles at once as a partial rebuild
     "low_latency": {"compile_after": 1, "fusion": "measure", "bucket_after": 2,
                     "max_plans": 64, "memory_policy": "default", "enabled": True,
                     "inspector": None},

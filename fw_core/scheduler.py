@@ -40,8 +40,9 @@ class Knobs:
         compile_after: calls with one signature that run eagerly before it is compiled.
         fusion: "measure" (fuse a group when it runs faster fused, timed on real inputs),
             "always" or "never".
-        bucket_after: distinct sizes one dimension may take before it is treated as dynamic
-            (bucketed: one plan serves every size instead of a recompile per size).
+        bucket_after: distinct sizes one dimension may take before it is treated as dynamic:
+            a new size then compiles at once as a partial rebuild (traced again, fusion
+            decisions and kernels reused) instead of waiting ``compile_after`` calls.
         max_plans: compiled plans kept per function (least recently used dropped first).
         memory_policy: the memory policy name the pools use (``fw.memory.use_policy``).
         enabled: False runs everything eagerly (no compile).
