@@ -7,6 +7,8 @@ While none is active the per-op cost is one flag read (``state.inspecting``). A 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 
 from ._state import state
 from .errors import PluginError
@@ -98,3 +100,17 @@ def _notify(event: OpEvent) -> None:
                 inspector.on_op(event)
     finally:
         state.inspecting = bool(_active) or state.tracer is not None
+
+
+_FW_ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def source_line() -> str:
+    """``file:line`` of the innermost caller outside fw_core: the user's line that is running
+    (for errors and reports that point at the user's code rather than at fw's)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(_FW_ROOT):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""

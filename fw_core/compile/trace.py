@@ -16,8 +16,6 @@ line, and the function then stays eager for that signature:
 
 from __future__ import annotations
 
-import os
-import sys
 import weakref
 from collections.abc import Callable
 
@@ -25,6 +23,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
+from ..inspect import source_line
 from ..memory import track
 from ..tensor import Tensor
 from .ir import Effect, Graph, Node, Value
@@ -33,7 +32,6 @@ _SCALARS = (int, float, bool)
 #: bytes of traced arrays kept as samples for the passes (fusion measures on them); arrays past
 #: it are not kept, so a trace holds no more than this beyond what the eager run holds itself
 SAMPLE_BUDGET = 64 << 20
-_FW_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Tracer:
@@ -216,7 +214,7 @@ class Tracer:
         self.modules.setdefault(id(module), (module, module.training))
 
     def fail(self, what: str, hint: str) -> None:
-        where = user_frame()
+        where = source_line()
         self.breaks.append(f"{what} at {where}: {hint}" if where else f"{what}: {hint}")
 
     # -- the result ---------------------------------------------------------------------------
@@ -295,17 +293,6 @@ def _cast_op():
     from ..ops.registry import get
 
     return get("cast")
-
-
-def user_frame() -> str:
-    """``file:line`` of the innermost caller outside fw_core (where the user's code is)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_FW_ROOT):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return ""
 
 
 def _flatten(obj, leaves: list):
