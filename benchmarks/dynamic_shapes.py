@@ -81,7 +81,8 @@ def run(steps: int, compiled: bool, lengths: list[int]) -> dict:
             "first_compile_s": step.compile_seconds[0],
             "partial_rebuild_s_median": statistics.median(step.compile_seconds[1:])
             if len(step.compile_seconds) > 1 else None,
-            "explain_head": events[:6], "dynamic": [e for e in events if "dynamic" in e]})
+            "explain_head": events[:6],
+            "dynamic": [e for e in events if "dynamic" in e and "is dynamic" not in e]})
     return result
 
 
@@ -100,7 +101,7 @@ def main(argv=None) -> dict:
     print(f"first compile {c['first_compile_s']:.2f} s; partial rebuild median "
           f"{c['partial_rebuild_s_median']:.2f} s")
     print(f"run time: compiled {c['total_s']:.1f} s, eager {report['eager']['total_s']:.1f} s")
-    for line in c["explain_head"] + c["dynamic"][:1]:
+    for line in c["explain_head"] + c["dynamic"]:
         print("  " + line)
     if args.json:
         with open(args.json, "w") as f:

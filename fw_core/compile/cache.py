@@ -65,6 +65,7 @@ class Entry:
     breaks: list[str] = field(default_factory=list)
     modules: tuple = ()  # (module, training) pairs the trace depends on
     grads: tuple = ()  # (leaf, had a .grad) pairs the trace depends on
+    rebuilt: bool = False  # made by a partial rebuild (for a size of a dynamic dimension)
 
     def guards_hold(self) -> str | None:
         """None when the plan still applies, else why not."""

@@ -11,6 +11,9 @@ from .cache import Entry, PlanCache, describe_signature, signature, size_changes
 from .pipeline import build_plan
 from .trace import trace
 
+#: partial rebuilds after which the scheduler reviews whether new sizes still deserve plans
+REBUILDS_BEFORE_REVIEW = 8
+
 
 class CompiledFunction:
     """What :func:`fw.compile` returns. Call it like the function it wraps.
@@ -37,6 +40,8 @@ class CompiledFunction:
         self._dynamic: set[tuple[int, int]] = set()
         #: fusion decisions by group structure (sizes aside), reused by partial rebuilds
         self._fusion_choices: dict[tuple, bool] = {}
+        self._rebuilt_hits = 0  # calls served by plans of partial rebuilds
+        self._rebuilds_verdict: str | None = None  # "compile" / "eager" for new dynamic sizes
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -62,6 +67,7 @@ class CompiledFunction:
             if why is None:
                 if entry.plan is not None:
                     self.counts["plan_calls"] += 1
+                    self._rebuilt_hits += entry.rebuilt
                     return entry.plan.run(args)
                 self.counts["eager_calls"] += 1
                 return fn(*args)
@@ -70,10 +76,36 @@ class CompiledFunction:
         changes = self._size_changes(key)
         subject = f"{self.name}{describe_signature(key)}"
         dynamic = bool(changes) and all((p, d) in self._dynamic for p, d, _, _ in changes)
-        if not dynamic and not scheduler.should_compile(subject, calls):
+        if dynamic:  # a new size of a dynamic dimension: compile at once, unless they never pay
+            compile_now = self._rebuilds_pay()
+        else:
+            compile_now = scheduler.should_compile(subject, calls)
+        if not compile_now:
             self.counts["eager_calls"] += 1
             return fn(*args)
         return self._compile(key, args, fn, changes, subject)
+
+    def _rebuilds_pay(self) -> bool:
+        """Whether new sizes of dynamic dimensions should keep getting plans: asked of the
+        scheduler once :data:`REBUILDS_BEFORE_REVIEW` partial rebuilds exist; when those plans
+        served fewer calls than it took to build them (sizes that rarely come back), new
+        sizes run eagerly from then on (plans already built are still used)."""
+        from .. import scheduler
+
+        if self._rebuilds_verdict is None:
+            rebuilds = self.counts["partial_rebuilds"]
+            if rebuilds < REBUILDS_BEFORE_REVIEW:
+                return True
+            pays = self._rebuilt_hits >= rebuilds
+            self._rebuilds_verdict = scheduler.decide(
+                "dynamic_sizes", self.name, "compile" if pays else "eager",
+                f"{rebuilds} partial rebuilds served {self._rebuilt_hits} later calls: "
+                + ("sizes come back, keep building plans" if pays else
+                   "sizes rarely come back, run new sizes eagerly"),
+                rebuilds=rebuilds, reused_calls=self._rebuilt_hits)
+            self._event(f"new sizes of dynamic dimensions: {self._rebuilds_verdict} "
+                        f"({rebuilds} partial rebuilds served {self._rebuilt_hits} calls)")
+        return self._rebuilds_verdict == "compile"
 
     def _size_changes(self, key: tuple) -> list:
         """The (argument, dim, old, new) size changes from the closest cached signature; marks
@@ -134,7 +166,7 @@ class CompiledFunction:
                     f"(trace {traced:.3f} s; {nodes} ops, {groups} fused groups, "
                     f"{len(graph.steps)} steps): {reason}")
         self._store(key, Entry(plan, [], tuple(tracer.modules.values()),
-                               tuple(tracer.grad_state.values())))
+                               tuple(tracer.grad_state.values()), rebuilt=partial))
         return result
 
     def _store(self, key, entry: Entry) -> None:
@@ -169,6 +201,8 @@ class CompiledFunction:
         self._sizes_seen.clear()
         self._dynamic.clear()
         self._fusion_choices.clear()
+        self._rebuilt_hits = 0
+        self._rebuilds_verdict = None
         self.events.clear()
 
 

@@ -274,3 +274,17 @@ def test_active_inspectors_see_every_op_because_calls_run_eagerly():
     with fw.inspect.activated(inspector):
         f(x)
     assert seen == ["mul", "exp"] and f.counts["eager_calls"] == 1
+
+
+def test_sizes_that_never_come_back_stop_getting_plans():
+    f = fw.compile(lambda x: x * 2 + 1, name="storm")
+    for n in range(1, 25):
+        x = fw.ones(n)
+        _close(f(x), np.full(n, 3.0), f"size {n}")
+    text = f.explain()
+    assert f.counts["partial_rebuilds"] == 8, text
+    assert "new sizes of dynamic dimensions: eager" in text
+    entries = [e for e in fw.scheduler.log() if e["kind"] == "dynamic_sizes"]
+    assert [e["choice"] for e in entries] == ["eager"]
+    f(fw.ones(3))  # a size that has a plan still uses it
+    assert f.counts["plan_calls"] == 1
