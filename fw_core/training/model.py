@@ -5,10 +5,12 @@ One fit loop serves every device: batches go to the device of the model's parame
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..autograd import no_grad
-from ..errors import FwError
+from ..errors import FwError, PluginError
 from ..tensor import Tensor
 from . import losses as _losses
 from . import metrics as _metrics
@@ -122,7 +124,8 @@ class Model:
     # -- training ----------------------------------------------------------------------------
     def fit(self, x=None, y=None, epochs: int = 1, batch_size: int = 32, validation_data=None,
             validation_split: float = 0.0, shuffle: bool = True, callbacks=(), verbose="auto",
-            initial_epoch: int = 0, check_finite: bool = True, compiled: bool = True) -> History:
+            initial_epoch: int = 0, check_finite: bool = True, compiled: bool = True,
+            debug: bool = False) -> History:
         """Train for ``epochs`` over ``(x, y)``, a Dataset or a DataLoader; returns the History.
 
         As in Keras, ``epochs`` is the index of the last epoch: to continue a loaded model for
@@ -132,8 +135,12 @@ class Model:
         ``compiled`` lets the adaptive scheduler compile the training step (forward, backward
         and optimizer update) once it repeats (see ``fw.compile``); ``compiled=False`` (or
         ``fw.scheduler.disable()``) keeps every step eager. Results are the same either way.
+        ``debug=True`` runs the epochs under ``fw.context("debug")``: every step eager, with
+        fw-debugger's anomaly detection naming the first op that produces a NaN/Inf.
         """
         self._require_compiled("fit")
+        if debug:
+            _require_debugger()
         if validation_split and validation_data is None:
             if y is None:
                 raise FwError("validation_split needs array inputs (x, y)",
@@ -151,17 +158,18 @@ class Model:
         self.stop_training = self._stop_now = False
         start = initial_epoch
         hooks.on_train_begin({})
-        for epoch in range(start, epochs):
-            hooks.on_epoch_begin(epoch, {})
-            logs = self._train_epoch(loader, hooks, check_finite, compiled)
-            if validation_data is not None:
-                logs.update({f"val_{k}": v for k, v in
-                             self.evaluate(*_split(validation_data), batch_size=batch_size,
-                                           verbose=0).items()})
-            self.epoch = epoch + 1
-            hooks.on_epoch_end(epoch, logs)
-            if self.stop_training:
-                break
+        with _debug_context(debug):
+            for epoch in range(start, epochs):
+                hooks.on_epoch_begin(epoch, {})
+                logs = self._train_epoch(loader, hooks, check_finite, compiled)
+                if validation_data is not None:
+                    logs.update({f"val_{k}": v for k, v in
+                                 self.evaluate(*_split(validation_data), batch_size=batch_size,
+                                               verbose=0).items()})
+                self.epoch = epoch + 1
+                hooks.on_epoch_end(epoch, logs)
+                if self.stop_training:
+                    break
         hooks.on_train_end({})
         return history
 
@@ -327,3 +335,23 @@ def _check_finite(inputs, step: int) -> None:
                     hint="clean or impute the data (e.g. np.nan_to_num), or pass "
                     "check_finite=False to fit if non-finite inputs are intended",
                 )
+
+
+def _require_debugger() -> None:
+    """fit(debug=True) needs fw-debugger's anomaly inspector; say how to get it."""
+    from .. import inspect
+
+    if "fw_debugger.anomaly" not in inspect.registered():
+        raise PluginError("fit(debug=True) needs the fw-debugger plugin, which is not loaded",
+                          hint="pip install fw-debugger (or remove fw_debugger from "
+                               "FW_DISABLE_PLUGINS / add it to FW_PLUGINS), or fit without "
+                               "debug=True")
+
+
+def _debug_context(debug: bool):
+    """``fw.context("debug")`` when asked, else nothing."""
+    if not debug:
+        return contextlib.nullcontext()
+    from ..context import context
+
+    return context("debug")

@@ -55,6 +55,7 @@ def test_context_works_as_a_decorator_also_recursively():
 
 
 def test_debug_switches_on_the_anomaly_inspector_only_when_registered(monkeypatch):
+    monkeypatch.delitem(inspect._registered, "fw_debugger.anomaly", raising=False)
     with context("debug"):
         assert "fw_debugger.anomaly" not in inspect.active()  # not installed: nothing to do
     monkeypatch.setitem(inspect._registered, "fw_debugger.anomaly",

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 import scipy.special as sp
-from fw_cpu.fusion import rules
 
 import fw_core as fw
 from fw_cpu import fast_math
+from fw_cpu.fusion import rules
 from tests.fw_core.compile.test_passes import Build
 from tests.fw_cpu.test_fusion import group_of
 

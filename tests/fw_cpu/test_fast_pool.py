@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 import pytest
 import scipy.special
-from fw_cpu.kernels.conv import kernels
 
 from fw_cpu import fast_pool
+from fw_cpu.kernels.conv import kernels
 
 GENERIC = kernels(np, scipy.special)
 FAST = fast_pool.fast_pooling(GENERIC)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.special
+
 from fw_cpu.fast_rows import MIN_ELEMENTS, fast_rows
 from fw_cpu.kernels import all_kernels
 from fw_cpu.plugin import fw_register_kernels

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.special
+
 from fw_cpu.fused_optim import MIN_ELEMENTS, fused_adam
 from fw_cpu.kernels.optim import kernels
 

@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 import pytest
-from fw_cpu.fusion import codegen, loader, rules
 
 from fw_core.compile.ir import Group
 from fw_core.compile.passes import fuse as fuse_pass
+from fw_cpu.fusion import codegen, loader, rules
 from tests.fw_core.compile.test_passes import Build
 
 UNARY = [("neg", {}), ("abs", {}), ("sign", {}), ("exp", {}), ("log", {}), ("log1p", {}),

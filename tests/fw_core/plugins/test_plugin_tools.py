@@ -66,7 +66,8 @@ def test_inspector_sees_ops_only_while_activated(site):
         except errors.PluginError as e:
             out["unknown"] = str(e)
     """)
-    assert out["registered"] == ["fw_tools.recorder"] and out["active_before"] == []
+    # other installed tool plugins (fw_debugger) register inactive inspectors of their own
+    assert "fw_tools.recorder" in out["registered"] and out["active_before"] == []
     assert out["events_inactive"] == []
     assert out["active"] == ["fw_tools.recorder"]
     assert out["forward"] == [["forward", "relu", "fc1"], ["forward", "mul", "fc1"]]
@@ -77,7 +78,7 @@ def test_inspector_sees_ops_only_while_activated(site):
     assert out["active_after"] == [] and out["events_after"] == len(out["events"])
     assert out["grad"] == [2.0, 0.0]
     assert out["unknown"].splitlines()[0] == "no inspector named 'fw_tools.recorderr'"
-    assert "registered inspectors: fw_tools.recorder" in out["unknown"]
+    assert "registered inspectors: " in out["unknown"] and "fw_tools.recorder" in out["unknown"]
 
 
 def test_configure_receives_the_loaded_plugins_devices_and_ops(site):

@@ -1,0 +1,353 @@
+"""Anomaly detection: the first op that *produced* a NaN or an Inf, forward or backward.
+
+An op produced a NaN when its output has one and none of its inputs did; it produced an Inf
+when its output has one and all its inputs (tensors, scalars, attributes) were finite. Ops that
+merely carry a NaN/Inf along are not reported, and neither is an intentional -inf: a mask made
+with ``full``/``masked_fill``/``where`` takes the -inf from an argument, and an op that adds it
+to scores received it. The report names the op, the module path, the user's source line, the
+shapes and dtypes, health statistics (:func:`~fw_debugger.stats.health_stats`) and a hint built
+from the op's explanation anchor.
+
+Backward events carry the op and module of the node but not the line where its forward ran, so
+while the detector checks backward it remembers the user's line of every recorded forward op
+(keyed by the node, bounded) and the backward report quotes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import pdb
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+import fw_core as fw
+from fw_core.errors import ArgumentError, FwError
+from fw_core.records import Inspector, OpEvent
+
+from .stats import format_stats, health_stats
+
+NAME = "fw_debugger.anomaly"
+_MODES = ("raise", "warn", "pdb")
+_TOP = "(top level: the root module, or no module)"
+_MAX_LINES = 1 << 16  # forward lines remembered for backward reports (oldest dropped first)
+
+
+class AnomalyError(FwError, FloatingPointError):
+    """An op produced a NaN or an Inf.
+
+    Besides FwError's ``op``, ``module``, ``inputs`` and ``hint``: ``phase`` ("forward" or
+    "backward"), ``line`` (the user's ``file:line``), ``kind`` ("NaN" or "Inf") and ``stats``
+    (``{"inputs": [...], "outputs": [...]}`` of :func:`health_stats` dicts, None for non-tensors).
+    """
+
+    def __init__(self, message, *, phase, line, kind, stats, outputs, **details):
+        super().__init__(message, **details)
+        self.phase, self.line, self.kind, self.stats = phase, line, kind, stats
+        self.outputs = outputs
+
+    def __str__(self) -> str:
+        rows = [("in module", self.module or _TOP), ("at line", self.line), ("inputs", self.inputs),
+                ("outputs", self.outputs), ("fix", self.hint)]
+        return "\n".join([f"{self.op}: {self.message}"] +
+                         [f"  {label + ':':<11}{text}" for label, text in rows if text])
+
+
+@dataclass
+class _Settings:
+    mode: str = "raise"
+    forward: bool = True
+    backward: bool = True
+    every: int = 1
+    reports: list = field(default_factory=list)
+
+
+_stack: list[_Settings] = []  # innermost detect_anomaly() last; the default when empty
+_DEFAULT = _Settings()
+_tick = [0]
+_lines: dict[int, tuple] = {}  # id(node) -> (op, user line) of recorded forward ops
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Check every op (forward outputs and backward gradients) for a NaN/Inf it produced.
+
+    Args:
+        mode: "raise" an :class:`AnomalyError`, "warn" (a RuntimeWarning, and go on), or
+            "pdb" (print the report and stop in the debugger, with ``event`` in scope).
+        forward: check op outputs.
+        backward: check the gradients each op's VJP returns.
+        every: check only every ``every``-th op (cheaper; the report then names the first op
+            seen with the NaN/Inf, which may be later than the one that made it).
+
+    ``with detect_anomaly(mode="warn") as found:`` gives ``found.reports``, the AnomalyErrors
+    found. Usable as a decorator. ``fw.context("debug")`` and ``fit(debug=True)`` switch the
+    same inspector on with the defaults.
+
+    Example::
+
+        with fw_debugger.detect_anomaly():
+            loss = model(x)        # AnomalyError: log: produced -Inf ... at line: model.py:12
+            loss.backward()
+    """
+
+    def __init__(self, mode: str = "raise", forward: bool = True, backward: bool = True,
+                 every: int = 1):
+        if mode not in _MODES:
+            raise ArgumentError(f"unknown mode {mode!r}", hint=f"use one of {', '.join(_MODES)}")
+        if not isinstance(every, int) or every < 1:
+            raise ArgumentError(f"every must be a positive int, got {every!r}",
+                                hint="every=1 checks every op; every=10 one op in ten")
+        self.reports: list[AnomalyError] = []
+        self._options = (mode, forward, backward, every)
+        self._entered: list[tuple[_Settings, bool]] = []
+
+    def __enter__(self) -> detect_anomaly:
+        settings = _Settings(*self._options, reports=self.reports)
+        _stack.append(settings)
+        self._entered.append((settings, _switch_on()))
+        return self
+
+    def __exit__(self, *exc_info) -> bool:
+        settings, switched_on = self._entered.pop()
+        _stack.remove(settings)
+        if switched_on:
+            fw.inspect.deactivate(NAME)
+            _lines.clear()
+        return False
+
+
+def _switch_on() -> bool:
+    """Activate the anomaly inspector (the plugin's when registered); True if this did it."""
+    if NAME in fw.inspect.active():
+        return False
+    fw.inspect.activate(NAME if NAME in fw.inspect.registered() else INSPECTOR)
+    return True
+
+
+# -- the inspector ---------------------------------------------------------------------------
+def on_op(event: OpEvent) -> None:
+    """Check one op event against the innermost settings."""
+    settings = _stack[-1] if _stack else _DEFAULT
+    if event.phase == "forward":
+        if settings.backward:
+            _remember_line(event.output)
+        if not settings.forward:
+            return
+    elif not settings.backward:
+        return
+    if settings.every > 1:
+        _tick[0] += 1
+        if _tick[0] % settings.every:
+            return
+    outputs = event.output if isinstance(event.output, tuple) else (event.output,)
+    if all(_finite(t) for t in outputs):
+        return
+    report = _diagnose(event, outputs, settings)
+    if report is not None:
+        if settings is not _DEFAULT:  # the default (fw.context("debug")) only raises
+            settings.reports.append(report)
+        _act(report, settings.mode, event)
+
+
+INSPECTOR = Inspector(name=NAME, on_op=on_op)
+
+
+def _finite(value) -> bool:
+    data = getattr(value, "_data", None)
+    if data is None:
+        return not isinstance(value, float) or math.isfinite(value)
+    if data.dtype.kind != "f":
+        return True
+    total = data.sum()  # finite sum => every element finite; an overflowing sum is re-checked
+    return bool(total - total == 0) or bool(value._device.xp.isfinite(data).all())
+
+
+def _has_nan(value) -> bool:
+    data = getattr(value, "_data", None)
+    if data is None:
+        return isinstance(value, float) and math.isnan(value)
+    return data.dtype.kind == "f" and bool(value._device.xp.isnan(data).any())
+
+
+def _attr_values(attrs: dict) -> list:
+    found = []
+    for v in attrs.values():
+        found.extend(v if isinstance(v, (list, tuple)) else (v,))
+    return [v for v in found if isinstance(v, float)]
+
+
+def _diagnose(event: OpEvent, outputs: tuple, settings: _Settings) -> AnomalyError | None:
+    """The report if this op produced the NaN/Inf (or first shows one nobody reported)."""
+    backward = event.phase == "backward"
+    if not backward and _inside_backward():
+        return None  # an op of some VJP: the backward event of that node reports it
+    sources = list(event.inputs) + _attr_values(event.attrs)
+    out_nan = any(_has_nan(t) for t in outputs)
+    in_nan = any(_has_nan(t) for t in sources)
+    if out_nan and not in_nan:
+        kind, note = "NaN", ("the incoming gradient had none" if backward
+                             else "its inputs had none")
+    elif not out_nan and all(_finite(t) for t in sources):
+        kind, note = "Inf", ("the incoming gradient was finite" if backward
+                             else "its inputs were finite")
+    elif out_nan and (settings.mode == "raise" or not settings.reports):
+        kind, note = "NaN", None
+    else:
+        return None  # propagation, or an intentional -inf carried along
+    node = _backward_node() if backward else None
+    line = _forward_line(node) if backward else user_line()
+    what = "gradient" if backward else "output"
+    if note is None:
+        message = ("got NaN in its inputs from outside the checked ops (the data, a parameter, "
+                   "or an op between two sampled checks): the first NaN seen")
+        fix = ("check the inputs and parameters for NaN (fit's check_finite does for the data); "
+               "with every > 1, rerun with every=1 to find the op that made it")
+    else:
+        message = (f"{'backward ' if backward else ''}produced {_kinds(outputs)} in its {what} "
+                   f"({note})")
+        fix = hint(event, node)
+    stats = {"inputs": [_stats(t) for t in event.inputs], "outputs": [_stats(t) for t in outputs]}
+    in_label = "incoming gradient" if backward else "input"
+    return AnomalyError(
+        message, op=event.op.name, module=event.module,
+        inputs=_describe(in_label, event.inputs, stats["inputs"]),
+        hint=fix, phase=event.phase, line=line, kind=kind, stats=stats,
+        outputs=_describe("gradient for input" if backward else "output", outputs,
+                          stats["outputs"]))
+
+
+def _act(report: AnomalyError, mode: str, event: OpEvent) -> None:
+    if mode == "raise":
+        raise report
+    if mode == "warn":
+        filename, _, lineno = report.line.rpartition(":")
+        warnings.warn_explicit(str(report), RuntimeWarning, filename or "<unknown>",
+                               int(lineno) if lineno.isdigit() else 0)
+        return
+    print(report, file=sys.stderr)
+    pdb.Pdb().set_trace(sys._getframe())  # `event` holds the live tensors
+
+
+def _kinds(outputs) -> str:
+    stats = [s for s in map(_stats, outputs) if s is not None]
+    kinds = [label for key, label in (("nan", "NaN"), ("posinf", "+Inf"), ("neginf", "-Inf"))
+             if any(s[key] for s in stats)]
+    return "/".join(kinds)
+
+
+def _stats(value):
+    return health_stats(value) if hasattr(value, "_data") else None
+
+
+def _describe(label: str, values, stats) -> str:
+    parts = []
+    for i, (v, s) in enumerate(zip(values, stats)):
+        if s is None:
+            parts.append(f"{label} {i}: {v!r}")
+        else:
+            parts.append(f"{label} {i}: {v.dtype.name}{list(v.shape)}: {format_stats(s)}")
+    return "\n             ".join(parts)
+
+
+# -- where: the user's line, forward and backward ------------------------------------------
+_SKIP = (os.path.dirname(os.path.abspath(fw.__file__)) + os.sep,
+         os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+
+def user_line() -> str:
+    """``file:line`` of the innermost frame outside fw_core and fw_debugger."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(_SKIP):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _remember_line(output) -> None:
+    node = getattr(output, "_node", None)
+    if node is None:
+        return
+    if len(_lines) >= _MAX_LINES:
+        del _lines[next(iter(_lines))]
+    _lines[id(node)] = (node.op, user_line())
+
+
+def _forward_line(node) -> str:
+    # ids are reused once a node is freed: the op must match too
+    found = _lines.get(id(node)) if node is not None else None
+    return found[1] if found is not None and found[0] is node.op else ""
+
+
+def _engine_frame(name: str):
+    """The innermost frame of fw_core's autograd function ``name`` on the stack, or None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == name and code.co_filename.startswith(_SKIP[0]):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _backward_node():
+    """The node whose backward is being reported (a backward OpEvent does not carry it)."""
+    frame = _engine_frame("notify_backward")
+    return None if frame is None else frame.f_locals.get("node")
+
+
+def _inside_backward() -> bool:
+    return _engine_frame("_call_vjp") is not None
+
+
+# -- why: the op's anchor, made specific by what arrived -----------------------------------
+_LOGS = {"log", "log2", "log10"}
+_DIVIDES = {"div", "reciprocal", "rsqrt", "remainder", "fmod"}
+_SPREADS = {"std", "var", "sqrt", "norm", "sub"}
+
+
+def hint(event: OpEvent, node=None) -> str:
+    """A fix for this anomaly: the op's anchor, sharpened by the inputs and their producers."""
+    op = event.op.name
+    says = event.op.anchor.says
+    if event.phase == "backward":
+        return (f"the gradient of {op} blew up although the gradient arriving from the loss was "
+                f"finite: {says}" + (". Keep its input away from 0 (add an epsilon, e.g. "
+                                    f"{op}(x + 1e-12))" if op in {"sqrt", "rsqrt", "log",
+                                                                   "pow"} else ""))
+    inputs = [t for t in event.inputs if hasattr(t, "_data")]
+    if op in _LOGS and inputs:
+        x = inputs[0]
+        made_by = x.op
+        if made_by in ("softmax", "safe_softmax"):
+            return (f"log of 0 from a softmax that underflowed (module "
+                    f"{x.module or _TOP}): use log_softmax(x) instead of "
+                    "log(softmax(x)), or cross_entropy on the logits")
+        if made_by == "sigmoid":
+            return ("log of 0 from a sigmoid that saturated: use log_sigmoid, or "
+                    "binary_cross_entropy_with_logits on the logits")
+        if _stats(x)["min"] is not None and _stats(x)["min"] < 0:
+            return f"log of negative values is NaN: {says}"
+        return f"log of 0 is -inf ({_producer(x)}): clamp it, x.clamp(min=1e-12), or {says}"
+    if op in _DIVIDES and inputs:
+        denominator = inputs[-1]
+        zeros = _stats(denominator)["zeros"]
+        if zeros:
+            spread = denominator.op in _SPREADS
+            return (f"division by 0 at {zeros} position(s): the denominator "
+                    f"({_producer(denominator)}) is 0"
+                    + (" — a feature with zero variance (a constant column)?" if spread else "")
+                    + " Add an epsilon to the denominator: x / (d + 1e-5)")
+    if op in ("exp", "expm1", "pow") and inputs:
+        top = _stats(inputs[0])["max"]
+        return (f"{op} overflowed (inputs up to {top:.4g}): subtract the max first (as "
+                f"softmax/logsumexp do) or clamp the input; {says}")
+    return says
+
+
+def _producer(t) -> str:
+    if t.op is None:
+        return "a tensor made from data"
+    return f"made by {t.op} in module {t.module or _TOP}"
