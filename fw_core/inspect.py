@@ -102,15 +102,17 @@ def _notify(event: OpEvent) -> None:
         state.inspecting = bool(_active) or state.tracer is not None
 
 
-_FW_ROOT = os.path.dirname(os.path.abspath(__file__))
+_FW_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def source_line() -> str:
-    """``file:line`` of the innermost caller outside fw_core: the user's line that is running
-    (for errors and reports that point at the user's code rather than at fw's)."""
+def source_line(skip: tuple[str, ...] = ()) -> str:
+    """``file:line`` of the innermost caller outside fw_core (and outside the folders in
+    ``skip``, e.g. a plugin's own): the user's line that is running, for errors and reports
+    that point at the user's code rather than at fw's."""
+    roots = (_FW_ROOT, *skip)
     frame = sys._getframe(1)
     while frame is not None:
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_FW_ROOT):
+        if not os.path.abspath(frame.f_code.co_filename).startswith(roots):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return ""

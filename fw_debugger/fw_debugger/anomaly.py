@@ -252,18 +252,13 @@ def _describe(label: str, values, stats) -> str:
 
 
 # -- where: the user's line, forward and backward ------------------------------------------
-_SKIP = (os.path.dirname(os.path.abspath(fw.__file__)) + os.sep,
-         os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_OWN_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_FW_FOLDER = os.path.dirname(os.path.abspath(fw.__file__)) + os.sep
 
 
 def user_line() -> str:
     """``file:line`` of the innermost frame outside fw_core and fw_debugger."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_SKIP):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return ""
+    return fw.inspect.source_line(skip=(_OWN_FOLDER,))
 
 
 def _remember_line(output) -> None:
@@ -286,7 +281,7 @@ def _engine_frame(name: str):
     frame = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
-        if code.co_name == name and code.co_filename.startswith(_SKIP[0]):
+        if code.co_name == name and code.co_filename.startswith(_FW_FOLDER):
             return frame
         frame = frame.f_back
     return None

@@ -2,19 +2,10 @@
 gradients become one concatenation, and only overwritten .grad assignments are dropped."""
 
 import numpy as np
-import pytest
 
 import fw_core as fw
 from fw_core.compile.ir import Effect
 from fw_core.compile.trace import trace
-
-
-@pytest.fixture(autouse=True)
-def compile_at_once():
-    fw.scheduler.reset()
-    fw.scheduler.configure(compile_after=0)
-    yield
-    fw.scheduler.reset()
 
 
 def _loop_model():

@@ -9,15 +9,6 @@ import fw_core as fw
 from .workloads import WORKLOADS, twin_steps
 
 
-@pytest.fixture(autouse=True)
-def compile_at_once():
-    """Compile on the first call (the default waits for a repeat) and forget the decisions."""
-    fw.scheduler.reset()
-    fw.scheduler.configure(compile_after=0)
-    yield
-    fw.scheduler.reset()
-
-
 def _close(a, b, what):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5,
                                err_msg=what)
