@@ -4,14 +4,13 @@ the debugger not loaded, loaded but inactive, and with each of its modes active.
     python benchmarks/debugger_overhead.py [--workloads mlp,transformer] [--rounds 7]
                                            [--steps 2] [--quick] [--json out.json]
 
-The active modes are timed in one process in alternating rounds (each round times every mode
-once, in turn), and each ratio is the median of the per-round ratios to the loaded-but-inactive
-step, so a slow spell of a shared machine hits both sides of a ratio. "Not loaded" cannot share
-a process with "loaded" (plugins load at import), so fresh child processes are timed in
-alternation, with ``FW_DISABLE_PLUGINS=fw_debugger`` and without; their ratio is the cost of
-merely loading the plugin, which should be 1.00 up to noise (inspectors cost one flag read per
-op until active). Every step runs eagerly, as it does under the debugger. The default run takes
-about a minute on two shared cores.
+Every mode is timed in one process in alternating rounds (each round times every mode once,
+in turn), and each ratio is the median of the per-round ratios to the loaded-but-inactive
+step, so a slow spell of a shared machine hits both sides of a ratio. "Not loaded" reloads the
+plugins without fw_debugger for its turn (``fw.plugins.use``) and with it afterwards; its ratio
+is the cost of merely loading the plugin, which should be 1.00 up to noise (inspectors cost
+nothing per op until active). Every step runs eagerly, as it does under the debugger. The
+default run takes under a minute on two shared cores.
 """
 
 from __future__ import annotations
@@ -19,9 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,12 +40,27 @@ def _modes() -> dict:
 
     return {
         "loaded, inactive": None,
+        "not loaded": _without_debugger,
         "anomaly": lambda: fw_debugger.detect_anomaly(),
         "anomaly every=10": lambda: fw_debugger.detect_anomaly(every=10),
         "record (summaries)": lambda: fw_debugger.record(bounded=20_000),
         "breakpoint (never stops)": lambda: fw_debugger.break_on(op="softmax",
                                                                  when=lambda e: False),
     }
+
+
+@contextlib.contextmanager
+def _without_debugger():
+    """The plugins reloaded without fw_debugger for the block, then with every plugin again."""
+    names = [p.name for p in fw.plugins.info() if p.state == "loaded"
+             and p.name not in ("fw_debugger", "fw_core")]
+    fw.plugins.use(names)
+    try:
+        if "fw_debugger.anomaly" in fw.inspect.registered():
+            raise RuntimeError("fw_debugger is still loaded")
+        yield
+    finally:
+        fw.plugins.use(None)
 
 
 def train_step(name: str):
@@ -97,43 +109,12 @@ def in_process(name: str, rounds: int, steps: int, warmup: int) -> dict:
                        for mode in modes}}
 
 
-def child(name: str, rounds: int, steps: int, warmup: int) -> dict:
-    """Run in a fresh process: median seconds per step, and whether the plugin is loaded."""
-    step = train_step(name)
-    timed(step, warmup)
-    return {"loaded": "fw_debugger.anomaly" in fw.inspect.registered(),
-            "step_s": statistics.median(timed(step, steps) for _ in range(rounds))}
-
-
-def not_loaded_ratio(name: str, pairs: int, rounds: int, steps: int, warmup: int) -> dict:
-    """Fresh processes without and with the plugin, alternated: loaded / not loaded."""
-    found: dict[bool, list[float]] = {False: [], True: []}
-    for _ in range(pairs):
-        for loaded in (False, True):
-            env = dict(os.environ)
-            blocked = [n for n in env.get("FW_DISABLE_PLUGINS", "").split(",")
-                       if n and n != "fw_debugger"]
-            env["FW_DISABLE_PLUGINS"] = ",".join(blocked + ([] if loaded else ["fw_debugger"]))
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", name, "--rounds", str(rounds),
-                 "--steps", str(steps), "--warmup", str(warmup)],
-                env=env, capture_output=True, text=True, check=True).stdout
-            result = json.loads(out.strip().splitlines()[-1])
-            if result["loaded"] != loaded:
-                raise RuntimeError(f"child expected loaded={loaded}, got {result['loaded']}")
-            found[loaded].append(result["step_s"])
-    return {"not_loaded_step_s": statistics.median(found[False]),
-            "loaded_step_s": statistics.median(found[True]),
-            "ratio": statistics.median(found[True]) / statistics.median(found[False])}
-
-
 def table(results: dict) -> str:
     modes = list(next(iter(results.values()))["ratios"])
-    head = ["workload", "step, not loaded", "loaded/not loaded"] + modes
+    head = ["workload", "step, loaded but inactive"] + modes
     rows = [head, ["---"] * len(head)]
     for name, r in results.items():
-        rows.append([name, f"{r['fresh']['not_loaded_step_s'] * 1e3:.1f} ms",
-                     f"{r['fresh']['ratio']:.2f}x"]
+        rows.append([name, f"{r['step_s'] * 1e3:.1f} ms"]
                     + [f"{r['ratios'][m]:.2f}x" for m in modes])
     return "\n".join("| " + " | ".join(row) + " |" for row in rows)
 
@@ -144,24 +125,17 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--pairs", type=int, default=2, help="child-process pairs per workload")
     parser.add_argument("--quick", action="store_true", help="one short round (a smoke test)")
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
-        args.rounds, args.steps, args.warmup, args.pairs = 1, 1, 1, 1
-    if args.child:
-        print(json.dumps(child(args.child, args.rounds, args.steps, args.warmup)))
-        return {}
+        args.rounds, args.steps, args.warmup = 1, 1, 1
     if "fw_debugger.anomaly" not in fw.inspect.registered():
         raise SystemExit("fw_debugger is not loaded: pip install -e ./fw_debugger, and check "
                          "FW_PLUGINS / FW_DISABLE_PLUGINS")
     results = {}
     for name in args.workloads.split(","):
         results[name] = in_process(name, args.rounds, args.steps, args.warmup)
-        results[name]["fresh"] = not_loaded_ratio(name, args.pairs, args.rounds, args.steps,
-                                                  args.warmup)
     print(f"fw_debugger overhead: eager training step, ratio to the same step without the "
           f"debugger active (median of {args.rounds} alternating rounds of {args.steps} steps)")
     print(table(results))

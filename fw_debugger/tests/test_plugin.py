@@ -110,6 +110,7 @@ def test_overhead_benchmark_runs(tmp_path):
                     "--workloads", "mlp", "--json", str(out)],
                    cwd=Path(__file__).resolve().parents[2], check=True, capture_output=True)
     result = json.loads(out.read_text())["mlp"]
-    assert set(result["ratios"]) == {"loaded, inactive", "anomaly", "anomaly every=10",
-                                     "record (summaries)", "breakpoint (never stops)"}
-    assert result["ratios"]["loaded, inactive"] == 1.0 and result["fresh"]["ratio"] > 0
+    assert set(result["ratios"]) == {"loaded, inactive", "not loaded", "anomaly",
+                                     "anomaly every=10", "record (summaries)",
+                                     "breakpoint (never stops)"}
+    assert result["ratios"]["loaded, inactive"] == 1.0 and result["ratios"]["not loaded"] > 0
