@@ -253,9 +253,15 @@ def _measure(graph, group: Group, device: str):
         return f"the fused kernel failed ({type(exc).__name__}: {exc})"
     summed = {n.out.index for n in group.nodes if n.op.structure is Structure.REDUCTION}
     for out, want, value in zip(got, expected, group.outputs):
-        if not _close(np.asarray(out), np.asarray(want), value.dtype, value.index in summed):
+        if not _close(_host(out), _host(want), value.dtype, value.index in summed):
             return "fused results differ from the unfused kernels"
     return _best(lambda: group.kernel(*arrays)), _best(unfused)
+
+
+def _host(array) -> np.ndarray:
+    """A NumPy copy of a device array (CuPy's ``get()``), or the array itself on the host."""
+    get = getattr(array, "get", None)
+    return np.asarray(get() if get is not None and not isinstance(array, np.ndarray) else array)
 
 
 def _close(got, want, dtype, summed: bool) -> bool:

@@ -93,7 +93,7 @@ def test_ops_family_filter_and_json(capsys):
     assert {d["name"] for d in data} == {n for n, o in fw.OPS.items() if o.family == "elementwise"}
     exp = next(d for d in data if d["name"] == "exp")
     assert exp["structure"] == "elementwise" and exp["anchor"]["kind"] == "smooth"
-    assert exp["float_result"] is True and exp["saves"] == ["out"] and exp["devices"] == ["cpu"]
+    assert exp["float_result"] is True and exp["saves"] == ["out"] and "cpu" in exp["devices"]
 
 
 def test_describe_prints_the_full_contract(capsys):
@@ -106,7 +106,8 @@ def test_describe_prints_the_full_contract(capsys):
     assert fields["structure"] == "elementwise"
     assert fields["anchor"].startswith("kink: gradient is exactly 0 for x < 0")
     assert fields["gradient"] == "VJP in fw ops (twice differentiable)"
-    assert fields["kernels"] == "cpu: fw_cpu (only kernel registered)"
+    # other device plugins (fw_cuda) may list their kernels after the CPU's
+    assert fields["kernels"].startswith("cpu: fw_cpu (only kernel registered)")
 
 
 def test_version(capsys):
@@ -156,7 +157,7 @@ def test_plugins_table_explains_every_plugin_that_is_not_loaded(zoo):
         "fix:    remove fw_badconfig from FW_DISABLE_PLUGINS to load it"]
     for name, (_, state, _, lines) in rows.items():
         if state != "loaded":
-            assert lines[0].startswith("reason: "), name
+            assert any(line.startswith("reason: ") for line in lines), name
             assert any(line.startswith("fix:    ") for line in lines), name
 
 

@@ -1,0 +1,95 @@
+"""The ``cuda`` device record, and the one seam through which every CUDA runtime call goes.
+
+:data:`runtime` answers availability, device count, host<->device copies and synchronisation.
+The ``cuda`` :class:`~fw_core.records.DeviceSpec` calls it at call time (never a captured
+reference), so a test can swap in a seam that reports "no device" or a device count and check
+fw's host-side logic (selection, errors, ``fw plugins``) without pretending a kernel ran.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from fw_core.records import DeviceSpec
+
+INSTALL_HINT = ('pip install "fw-cuda[cuda12]" (CUDA 12.x driver) or "fw-cuda[cuda13]" '
+                "(CUDA 13.x driver)")
+
+
+class CupyRuntime:
+    """The CUDA runtime as CuPy exposes it. CuPy itself is optional: without it the device is
+    listed with the reason "CuPy not installed".
+
+    ``import cupy`` needs no GPU; the first device call raises
+    ``cupy_backends.cuda.api.runtime.CUDARuntimeError`` when there is no driver or device, and
+    :meth:`unavailable_reason` turns that into the sentence ``fw plugins`` shows.
+    """
+
+    def __init__(self, module: str = "cupy"):
+        self._module = module
+        self._cupy = None
+        self._import_error: str | None = None
+
+    @property
+    def cupy(self):
+        """The CuPy module, or None when it cannot be imported."""
+        if self._cupy is None and self._import_error is None:
+            try:
+                self._cupy = importlib.import_module(self._module)
+            except ImportError as exc:
+                self._import_error = f"{type(exc).__name__}: {exc}"
+        return self._cupy
+
+    def unavailable_reason(self) -> str | None:
+        """None when at least one GPU is usable, else why not and what to do."""
+        cupy = self.cupy
+        if cupy is None:
+            return f"CuPy not installed ({self._import_error}); {INSTALL_HINT}"
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except RuntimeError as exc:  # CUDARuntimeError derives from RuntimeError
+            return (f"no CUDA device: CuPy raised {type(exc).__name__} ({exc}); install an "
+                    "NVIDIA driver that supports the CuPy wheel's CUDA version, or "
+                    f"{INSTALL_HINT}")
+        if count == 0:
+            return "no CUDA device: the driver reports 0 GPUs"
+        return None
+
+    def count(self) -> int:
+        return self.cupy.cuda.runtime.getDeviceCount()
+
+    def from_numpy(self, array: np.ndarray, index: int):
+        with self.cupy.cuda.Device(index):
+            return self.cupy.asarray(array)
+
+    def to_numpy(self, array) -> np.ndarray:
+        return self.cupy.asnumpy(array)
+
+    def synchronize(self, index: int) -> None:
+        self.cupy.cuda.Device(index).synchronize()
+
+
+#: the seam: replace it (tests: ``monkeypatch.setattr(fw_cuda.device, "runtime", seam)``)
+runtime = CupyRuntime()
+
+
+class _NoArray:
+    """Stands for the array type when CuPy is not installed (no tensor can be made then)."""
+
+
+def cuda_spec() -> DeviceSpec:
+    """The ``cuda`` device (``cuda:N`` for GPU N), delegating to :data:`runtime`."""
+    cupy = runtime.cupy
+    return DeviceSpec(
+        name="cuda",
+        xp=cupy,
+        array_type=cupy.ndarray if cupy is not None else _NoArray,
+        from_numpy=lambda array, index: runtime.from_numpy(array, index),
+        to_numpy=lambda array: runtime.to_numpy(array),
+        unavailable_reason=lambda: runtime.unavailable_reason(),
+        synchronize=lambda index: runtime.synchronize(index),
+        count=lambda: runtime.count(),
+        description="NVIDIA GPUs through CuPy (cuBLAS contractions, CUDA C fused kernels)",
+    )
