@@ -9,9 +9,7 @@ the function, not the submodule the import system would bind over it (reach the 
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
+from fw_core.lazy import lazy_api
 
 __version__ = "0.1.0"
 
@@ -32,30 +30,4 @@ _API: dict[str, str] = {
     "history_png": "pictures",
 }
 
-__all__ = sorted(_API)
-
-
-def __getattr__(name: str):
-    try:
-        module = _API[name]
-    except KeyError:
-        raise AttributeError(f"module 'fw_viz' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
-
-
-class _Package(types.ModuleType):
-    def __setattr__(self, name: str, value) -> None:
-        # importing fw_viz.show binds the submodule as the package's ``show`` attribute; the
-        # public name is the function of that module
-        if _API.get(name) == name and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_api(__name__, _API)
