@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import pathlib
-import shutil
-import subprocess
 import sys
 
+import host_cuda
 import numpy as np
 import pytest
 
@@ -130,52 +129,18 @@ def _build(name):
     return b, GROUPS[name](b)
 
 
-_HOST_PRELUDE = """#include <math.h>
-#include <stdio.h>
-struct fw_dim3 { unsigned x; };
-static const fw_dim3 blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
-#define __global__
-#define __shared__ static
-#define __restrict__ __restrict
-#define __syncthreads()
-"""
-
-
 def _host_run(tmp_path, group, arrays):
     """Run the kernel source on the host (one thread) and return its output arrays."""
     kernel = fusion.generate(group)
     full, shapes = kernel.shapes([a.shape for a in arrays])
-    reduced = kernel.reduced
-    n_red = int(np.prod([s for s, r in zip(full, reduced) if r]))
-    n_out = int(np.prod([s for s, r in zip(full, reduced) if not r]))
-    lines = [_HOST_PRELUDE, kernel.source, "int main() {"]
-    args = []
-    for k, a in enumerate(arrays):
-        lines += [f"    static {fusion.ctype(a.dtype)} in{k}[{max(a.size, 1)}];",
-                  f'    FILE* f{k} = fopen("in{k}.bin", "rb");',
-                  f"    fread(in{k}, 1, {a.nbytes}, f{k}); fclose(f{k});"]
-        args.append(f"in{k}")
-    for m, (v, shape) in enumerate(zip(group.outputs, shapes)):
-        lines.append(f"    static {fusion.ctype(v.dtype)} out{m}[{max(int(np.prod(shape)), 1)}];")
-        args.append(f"out{m}")
-    args += [f"{s}LL" for s in full] + [f"{n_out}LL", f"{n_red}LL"]
-    lines.append(f"    {fusion.NAME}({', '.join(args)});")
-    for m, (v, shape) in enumerate(zip(group.outputs, shapes)):
-        size = int(np.prod(shape)) * v.dtype.itemsize
-        lines.append(f'    FILE* g{m} = fopen("out{m}.bin", "wb"); '
-                     f"fwrite(out{m}, 1, {size}, g{m}); fclose(g{m});")
-    lines += ["    return 0;", "}", ""]
-    (tmp_path / "host.cpp").write_text("\n".join(lines))
-    for k, a in enumerate(arrays):
-        (tmp_path / f"in{k}.bin").write_bytes(np.ascontiguousarray(a).tobytes())
-    subprocess.run(["g++", "-O1", "-x", "c++", "host.cpp", "-o", "host", "-lm"], cwd=tmp_path,
-                   check=True, capture_output=True, text=True)
-    subprocess.run(["./host"], cwd=tmp_path, check=True)
-    return [np.fromfile(tmp_path / f"out{m}.bin", v.dtype).reshape(shape)
-            for m, (v, shape) in enumerate(zip(group.outputs, shapes))]
+    n_red = int(np.prod([s for s, r in zip(full, kernel.reduced) if r]))
+    n_out = int(np.prod([s for s, r in zip(full, kernel.reduced) if not r]))
+    outputs = [(v.dtype, shape) for v, shape in zip(group.outputs, shapes)]
+    scalars = [f"{s}LL" for s in full] + [f"{n_out}LL", f"{n_red}LL"]
+    return host_cuda.run(tmp_path, kernel.source, fusion.NAME, arrays, outputs, scalars)
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.skipif(not host_cuda.HAS_GXX, reason="g++ is not installed")
 @pytest.mark.parametrize("name", sorted(GROUPS))
 def test_kernel_source_matches_cpu_kernels_on_the_host(name, tmp_path):
     b, group = _build(name)
