@@ -110,6 +110,11 @@ class DeviceSpec:
         synchronize: ``fn(index) -> None``: wait for queued work (no-op on synchronous devices).
         count: ``fn() -> int``: how many devices of this type exist.
         description: one line for ``fw plugins``.
+        stage: ``fn(array: numpy.ndarray, index) -> ready`` or None: start copying a host array
+            to the device without waiting for it; ``ready()`` returns the device array once
+            work queued after the call may read it. The DataLoader starts batch k+1's copies
+            before handing out batch k, so an asynchronous copy (pinned buffer, copy stream)
+            overlaps the loop's compute. None: copies go through ``from_numpy`` at once.
     """
 
     name: str
@@ -121,6 +126,7 @@ class DeviceSpec:
     synchronize: Callable[[int], None] = lambda index: None
     count: Callable[[], int] = lambda: 1
     description: str = ""
+    stage: Callable[[Any, int], Callable[[], Any]] | None = None
 
 
 @dataclass(frozen=True)

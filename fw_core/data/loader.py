@@ -28,12 +28,14 @@ from itertools import count, islice
 import numpy as np
 
 from .. import random as _random
+from ..device import get as get_device
 from ..ops import shape as _shape
 from ..ops.creation import as_tensor, tensor
 from ..tensor import Tensor
 from .dataset import IterableDataset, length_of
 from .errors import DataError, SampleError
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .staging import one_ahead
 
 # -- collation -----------------------------------------------------------------------------------
 
@@ -241,8 +243,12 @@ class DataLoader:
             drop_last).
         num_workers: threads that load batches in the background (0: load in the loop).
         collate_fn: turns a list of samples into a batch (default :func:`default_collate`).
-        pin_memory: accepted for PyTorch compatibility; a no-op (fw's CPU arrays need no
-            pinning, and device plugins copy from ordinary host memory).
+        pin_memory: accepted for PyTorch compatibility; a no-op. Page-locked staging is the
+            device's business: with ``device="cuda"`` every batch goes through pinned buffers.
+        device: put every batch's tensors on this device (``"cuda"``, ``"cuda:1"``), batch
+            k+1's copies started before batch k is handed out, so a device with asynchronous
+            copies (cuda: pinned buffer, copy stream) moves the next batch while the loop
+            trains on this one. None: batches stay where collate made them (the CPU).
         drop_last: drop the last batch when it is smaller than ``batch_size``.
         prefetch_factor: batches each worker loads ahead (default 2; needs num_workers > 0).
         generator: the random stream for shuffling and for the per-batch streams of random
@@ -257,14 +263,16 @@ class DataLoader:
 
     >>> loader = fw.data.DataLoader(ds, batch_size=32, shuffle=True, num_workers=2)
     >>> for x, y in loader: ...
+    >>> on_gpu = fw.data.DataLoader(ds, batch_size=32, device="cuda")  # copies overlap compute
     """
 
     def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, sampler=None,
                  batch_sampler=None, num_workers: int = 0, collate_fn=None,
                  pin_memory: bool = False, drop_last: bool = False,
                  prefetch_factor: int | None = None,
-                 generator: _random.Generator | None = None):
+                 generator: _random.Generator | None = None, device=None):
         self.dataset = dataset
+        self.device = None if device is None else get_device(device)
         self.num_workers = _count(num_workers, "num_workers", minimum=0)
         if prefetch_factor is not None and self.num_workers == 0:
             raise DataError("DataLoader: prefetch_factor needs num_workers > 0",
@@ -325,7 +333,8 @@ class DataLoader:
                      for k, indices in enumerate(self.batch_sampler))
             workers = self.num_workers
         depth = workers * (self.prefetch_factor or 0)
-        return _run(tasks, workers, depth)
+        batches = _run(tasks, workers, depth)
+        return batches if self.device is None else one_ahead(batches, self.device)
 
 
 def _count(value, name: str, minimum: int) -> int:

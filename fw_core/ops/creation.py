@@ -7,6 +7,7 @@ __all__ = ["arange", "as_tensor", "clone", "empty", "empty_like", "eye", "from_n
            "randn_like", "randperm", "tensor", "zeros", "zeros_like"]
 
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
@@ -337,6 +338,24 @@ def to_device(x: Tensor, device) -> Tensor:
     host = source.spec.to_numpy(x._data)
     out = target.spec.from_numpy(np.ascontiguousarray(host), target.index)
     return finish(TO_DEVICE, (x,), {"device": str(target), "source": str(source)}, out, target)
+
+
+def start_to_device(x: Tensor, device) -> Callable[[], Tensor]:
+    """Start copying ``x`` to ``device``; the returned ``ready()`` gives the copy.
+
+    A host tensor bound for a device with a ``stage`` (an asynchronous copy) returns before
+    the copy ends, so the caller's work overlaps it; every other copy is made at once. The
+    result is the same ``to_device`` op's tensor either way.
+    """
+    target = get_device(device)
+    source = x._device
+    stage = target.spec.stage
+    if stage is None or source.type != "cpu" or target is source:
+        out = to_device(x, target)
+        return lambda: out
+    ready = stage(np.ascontiguousarray(x._data), target.index)
+    attrs = {"device": str(target), "source": str(source)}
+    return lambda: finish(TO_DEVICE, (x,), attrs, ready(), target)
 
 
 def to(x: Tensor, *args, device=None, dtype=None, copy: bool = False, non_blocking=False):

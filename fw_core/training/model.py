@@ -1,6 +1,7 @@
 """``fw.Model``: the Keras-style loop over any Module — compile, fit, evaluate, predict, save.
 
-One fit loop serves every device: batches go to the device of the model's parameters.
+One fit loop serves every device: batches go to the device of the model's parameters, each
+one copied while the previous one trains.
 """
 
 from __future__ import annotations
@@ -101,8 +102,10 @@ class Model:
 
         if hasattr(x, "__iter__") and hasattr(x, "batch_size") and y is None:
             return x  # already a loader
+        device = self._staging_device()
         if isinstance(x, Dataset) and y is None:
-            return DataLoader(x, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+            return DataLoader(x, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
+                              device=device)
         if y is None:
             raise FwError("fit/evaluate needs targets: pass (x, y), a Dataset or a DataLoader",
                           hint="e.g. model.fit(x_train, y_train, epochs=3)")
@@ -111,7 +114,13 @@ class Model:
             raise FwError(f"x has {len(xs)} samples but y has {len(ys)}",
                           hint="pass inputs and targets with the same first dimension")
         return DataLoader(TensorDataset(xs, ys), batch_size=batch_size, shuffle=shuffle,
-                          drop_last=drop_last)
+                          drop_last=drop_last, device=device)
+
+    def _staging_device(self):
+        """The model's device when batches must travel there (the loader then copies batch
+        k+1 while batch k trains), else None."""
+        device = self.device
+        return None if device.type == "cpu" else device
 
     def _to_device(self, batch):
         device = self.device
@@ -254,12 +263,14 @@ class Model:
         from ..ops.shape import cat
 
         self.module.eval()
+        device = self._staging_device()
         if isinstance(x, Dataset):
-            loader = DataLoader(x, batch_size=batch_size)
+            loader = DataLoader(x, batch_size=batch_size, device=device)
         elif hasattr(x, "batch_size"):
             loader = x
         else:
-            loader = DataLoader(TensorDataset(_as_tensor(x, "x")), batch_size=batch_size)
+            loader = DataLoader(TensorDataset(_as_tensor(x, "x")), batch_size=batch_size,
+                                device=device)
         outputs = []
         with no_grad():
             for batch in loader:

@@ -1,6 +1,7 @@
 """The ``cuda`` device record, and the one seam through which every CUDA runtime call goes.
 
-:data:`runtime` answers availability, device count, host<->device copies and synchronisation.
+:data:`runtime` answers availability, device count, host<->device copies (and the DataLoader's
+asynchronous staged copies) and synchronisation.
 The ``cuda`` :class:`~fw_core.records.DeviceSpec` calls it at call time (never a captured
 reference), so a test can swap in a seam that reports "no device" or a device count and check
 fw's host-side logic (selection, errors, ``fw plugins``) without pretending a kernel ran.
@@ -31,6 +32,7 @@ class CupyRuntime:
         self._module = module
         self._cupy = None
         self._import_error: str | None = None
+        self._copy_streams: dict[int, object] = {}  # GPU index -> its host-to-device stream
 
     @property
     def cupy(self):
@@ -70,6 +72,16 @@ class CupyRuntime:
     def synchronize(self, index: int) -> None:
         self.cupy.cuda.Device(index).synchronize()
 
+    def stage(self, array: np.ndarray, index: int):
+        """Start a host-to-device copy through a pinned buffer on GPU ``index``'s copy stream;
+        returns ``ready()`` (see :func:`fw_cuda.memory.stage_to_device`)."""
+        from .memory import stage_to_device
+
+        with self.cupy.cuda.Device(index):
+            if index not in self._copy_streams:
+                self._copy_streams[index] = self.cupy.cuda.Stream(non_blocking=True)
+            return stage_to_device(array, self._copy_streams[index], self.cupy)
+
 
 #: the seam: replace it (tests: ``monkeypatch.setattr(fw_cuda.device, "runtime", seam)``)
 runtime = CupyRuntime()
@@ -92,4 +104,5 @@ def cuda_spec() -> DeviceSpec:
         synchronize=lambda index: runtime.synchronize(index),
         count=lambda: runtime.count(),
         description="NVIDIA GPUs through CuPy (cuBLAS contractions, CUDA C fused kernels)",
+        stage=lambda array, index: runtime.stage(array, index),
     )

@@ -1,5 +1,5 @@
 """GPU memory in fw's terms: the ``cuda`` memory policy, CuPy's pool read as fw lifecycle tags,
-and pinned host staging for host-to-device copies that overlap compute.
+and pinned host staging for the DataLoader's host-to-device copies that overlap compute.
 
 fw counts long-lived tensors by tag (``fw.memory.track``: parameters, gradients, optimizer
 state); every other byte CuPy's pool hands out (activations and temporaries of kernels) is
@@ -41,16 +41,32 @@ def release_cached(cupy_pool, pinned_pool=None) -> int:
     return before - cupy_pool.total_bytes()
 
 
-def stage_to_device(array, stream, cupy):
-    """Copy a host array to the GPU on ``stream`` through a pinned buffer, so the copy overlaps
-    kernels on other streams (the DataLoader's next batch while this one trains).
+def stage_to_device(array: np.ndarray, stream, cupy):
+    """Copy a host array to the current GPU on ``stream`` through a pinned buffer, without
+    waiting: the copy overlaps kernels on other streams (the DataLoader's next batch while this
+    one trains). Returns ``ready()``, which gives the device array.
 
-    Returns ``(device_array, pinned_host_array)``: keep the second alive, and synchronise
-    ``stream``, before reading the first.
+    ``ready()`` blocks the host until the copy has ended, which it normally has (it had a whole
+    training step): then any stream may read the array, and only then is the pinned buffer
+    released to CuPy's pinned pool, where the next batch may reuse it.
     """
     pinned = cupy.cuda.alloc_pinned_memory(array.nbytes)
     host = np.frombuffer(pinned, dtype=array.dtype, count=array.size).reshape(array.shape)
     np.copyto(host, array)
     out = cupy.empty(array.shape, dtype=array.dtype)
     out.set(host, stream=stream)
-    return out, host
+    return _Staged(out, stream.record(), host)
+
+
+class _Staged:
+    """A started copy; calling it gives the device array once the copy has ended."""
+
+    __slots__ = ("out", "copied", "host")
+
+    def __init__(self, out, copied, host):
+        self.out, self.copied, self.host = out, copied, host
+
+    def __call__(self):
+        self.copied.synchronize()
+        self.host = None  # the copy has ended: the pinned buffer may be reused
+        return self.out

@@ -53,5 +53,8 @@ def test_device_count_from_the_seam_bounds_the_index(seam):
 
 def test_spec_calls_the_seam_at_call_time(monkeypatch):
     spec = device.cuda_spec()
-    monkeypatch.setattr(device, "runtime", TwoDevices())
+    swapped = TwoDevices()
+    swapped.stage = lambda array, index: ("staged by the seam", index)
+    monkeypatch.setattr(device, "runtime", swapped)
     assert spec.count() == 2 and spec.unavailable_reason() is None
+    assert spec.stage(None, 1) == ("staged by the seam", 1)  # the DataLoader's copies

@@ -1,5 +1,10 @@
 """CuPy's memory pool read in fw's lifecycle tags (the pool is a stand-in with CuPy's
-read-out methods: only the accounting arithmetic is under test)."""
+read-out methods: only the accounting arithmetic is under test), and the DataLoader's staged
+copies onto a real GPU (skipped without one)."""
+
+import numpy as np
+import pytest
+from cuda_seams import HAS_GPU
 
 import fw_core as fw
 from fw_cuda.memory import POLICIES, release_cached, tag_usage
@@ -51,3 +56,13 @@ def test_release_cached_returns_freed_bytes():
 def test_policy_releases_debug_captures_first():
     (policy,) = POLICIES
     assert policy.device == "cuda" and policy.release_order == ("debug", "cache", "temporary")
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="needs a GPU")
+def test_loader_stages_batches_onto_the_gpu_through_pinned_buffers():
+    x = np.arange(2 * 1000, dtype=np.float32).reshape(1000, 2)
+    loader = fw.data.DataLoader(fw.data.TensorDataset(fw.tensor(x)), batch_size=64,
+                                shuffle=False, device="cuda")
+    batches = [b for (b,) in loader]
+    assert all(b.device == "cuda" for b in batches)
+    np.testing.assert_array_equal(np.concatenate([b.numpy() for b in batches]), x)
