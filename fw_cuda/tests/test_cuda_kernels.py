@@ -1,5 +1,10 @@
 """The cuda kernel table: every core op has a kernel, and it is fw_cpu's xp code on CuPy."""
 
+import pathlib
+import re
+
+import cupy
+import cupyx.scipy.special
 import numpy as np
 import pytest
 import scipy.special
@@ -31,6 +36,34 @@ def test_kernels_are_bound_to_cupy_not_numpy():
     # device, CUDARuntimeError): a kernel bound to NumPy would quietly compute on the CPU
     with pytest.raises((TypeError, RuntimeError)):
         cuda_kernels()["exp"](np.ones(3, dtype=np.float32))
+
+
+def _attributes(prefix: str) -> set[str]:
+    """Every ``<prefix>.name[.name...]`` fw_cpu's xp-generic kernels use."""
+    import fw_cpu.kernels
+
+    found = set()
+    for path in pathlib.Path(fw_cpu.kernels.__file__).parent.glob("*.py"):
+        found |= set(re.findall(rf"\b{prefix}\.([A-Za-z_][\w.]*)", path.read_text()))
+    return found
+
+
+def _lookup(module, dotted: str) -> bool:
+    for part in dotted.split("."):
+        if not hasattr(module, part):
+            return False
+        module = getattr(module, part)
+    return True
+
+
+def test_every_namespace_function_the_kernels_call_exists_in_cupy():
+    # without a GPU no kernel can run; this catches a NumPy-only call (one CuPy lacks) before a
+    # GPU does, for every function, constant and ufunc method (``xp.add.at``) the kernels name
+    used = _attributes("xp")
+    assert len(used) > 50 and "matmul" in used
+    assert [name for name in sorted(used) if not _lookup(cupy, name)] == []
+    special = _attributes("special")
+    assert special and [n for n in special if not _lookup(cupyx.scipy.special, n)] == []
 
 
 @pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA device")
