@@ -57,6 +57,7 @@ class Pool:
         self.hits = self.misses = self.pressure_events = 0
         self._out: dict[int, tuple] = {}  # id(array) -> (array, block, size class, tag, nbytes)
         self._relieving = False
+        self.untracked_peak = 0  # sampled at each pressure check and report
 
     def _add(self, tag: str, nbytes: int) -> None:
         live = self.live[tag] = self.live[tag] + nbytes
@@ -66,7 +67,7 @@ class Pool:
         self.total += nbytes
         if self.total > self.total_peak:
             self.total_peak = self.total
-        if self.limit is not None and self.total + self.free_bytes > self.limit:
+        if self.limit is not None and self.held() > self.limit:
             self.relieve()
 
     def _sub(self, tag: str, nbytes: int) -> None:
@@ -117,17 +118,32 @@ class Pool:
         self.free.setdefault(cls, []).append(block)
         self.free_bytes += cls
 
+    def held(self) -> int:
+        """Bytes this device holds for fw: fw's live and cached blocks, or, when the device's
+        allocator reports its own figures, its reserved bytes if more."""
+        held = self.total + self.free_bytes
+        usage = self.device.spec.allocator_usage
+        if usage is not None:
+            used, reserved = usage(self.device.index)
+            self.untracked_peak = max(self.untracked_peak, used - self.total)
+            held = max(held, reserved)
+        return held
+
     def trim(self) -> int:
-        """Drop every cached free block; returns the bytes given back to the device."""
+        """Drop every cached free block, then the device allocator's; returns the bytes given
+        back to the device."""
         freed, self.free_bytes = self.free_bytes, 0
         self.free.clear()
         self.reserved -= freed
+        release_cached = self.device.spec.release_cached
+        if release_cached is not None:
+            freed += release_cached(self.device.index)
         return freed
 
     def relieve(self) -> None:
         """The pressure response: drop free blocks, then call release callbacks in policy
         order (each at most once) until the device is back under its limit."""
-        if self._relieving or self.limit is None or self.total + self.free_bytes <= self.limit:
+        if self._relieving or self.limit is None or self.held() <= self.limit:
             return
         self._relieving = True
         self.pressure_events += 1
@@ -135,7 +151,7 @@ class Pool:
             self.trim()
             for tag in self.policy.release_order:
                 for entry in list(_callbacks.get(tag, ())):
-                    if self.total + self.free_bytes <= self.limit:
+                    if self.held() <= self.limit:
                         return
                     if entry[0] in (None, str(self.device)) and entry in _callbacks[tag]:
                         _callbacks[tag].remove(entry)
@@ -144,7 +160,10 @@ class Pool:
             self._relieving = False
 
     def stats(self) -> dict:
-        """This device's entry of :func:`summary`."""
+        """This device's entry of :func:`summary`. On a device whose allocator reports its
+        figures, the bytes it holds beyond fw's count are "temporary" (their peak, sampled at
+        pressure checks and reports, is added to fw's own: a bound, not a simultaneous
+        maximum), and "pool" adds the allocator's used and reserved bytes."""
         out: dict = {tag: {"live_bytes": self.live[tag], "peak_bytes": self.peak[tag],
                            "count": self.count[tag]} for tag in TAGS}
         out["pool"] = {"policy": self.policy.name, "limit_bytes": self.limit,
@@ -152,6 +171,18 @@ class Pool:
                        "reserved_bytes": self.reserved, "free_bytes": self.free_bytes,
                        "hits": self.hits, "misses": self.misses,
                        "pressure_events": self.pressure_events}
+        usage = self.device.spec.allocator_usage
+        if usage is not None:
+            used, reserved = usage(self.device.index)
+            untracked = max(used - self.total, 0)
+            self.untracked_peak = max(self.untracked_peak, untracked)
+            temporary = out["temporary"]
+            temporary["live_bytes"] += untracked
+            temporary["peak_bytes"] = max(temporary["peak_bytes"] + self.untracked_peak,
+                                          temporary["live_bytes"])
+            out["pool"].update(live_bytes=self.total + untracked,
+                               peak_bytes=max(self.total_peak, self.total + untracked),
+                               device_used_bytes=used, device_reserved_bytes=reserved)
         return out
 
 
@@ -194,9 +225,11 @@ def pool(device="cpu") -> Pool:
     from .device import get
 
     dev = get(device)
-    if str(dev) not in _pools:
-        _pools[str(dev)] = Pool(dev, _policy(dev.type, _selected, strict=False))
-    return _pools[str(dev)]
+    found = _pools.get(str(dev))
+    if found is None:
+        found = _pools[str(dev)] = Pool(dev, _policy(dev.type, _selected, strict=False))
+    found.device = dev  # a plugin reload may have replaced the device's record
+    return found
 
 
 # -- tracking tensors -----------------------------------------------------------------------
@@ -320,6 +353,7 @@ def reset_peak(device=None) -> None:
     for p in [pool(device)] if device is not None else _pools.values():
         p.peak = dict(p.live)
         p.total_peak = p.total
+        p.untracked_peak = 0
 
 
 def _size(nbytes: int | None) -> str:

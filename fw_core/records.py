@@ -115,6 +115,12 @@ class DeviceSpec:
             work queued after the call may read it. The DataLoader starts batch k+1's copies
             before handing out batch k, so an asynchronous copy (pinned buffer, copy stream)
             overlaps the loop's compute. None: copies go through ``from_numpy`` at once.
+        allocator_usage: ``fn(index) -> (used_bytes, reserved_bytes)`` or None: what the
+            device's own allocator holds (live arrays; live + cached). fw's memory report then
+            counts the bytes it does not track (kernel results, activations) as "temporary",
+            and pressure is judged on the reserved bytes.
+        release_cached: ``fn(index) -> int`` or None: give the allocator's cached free blocks
+            back to the driver; the pool's pressure response calls it after dropping its own.
     """
 
     name: str
@@ -127,6 +133,8 @@ class DeviceSpec:
     count: Callable[[], int] = lambda: 1
     description: str = ""
     stage: Callable[[Any, int], Callable[[], Any]] | None = None
+    allocator_usage: Callable[[int], tuple[int, int]] | None = None
+    release_cached: Callable[[int], int] | None = None
 
 
 @dataclass(frozen=True)

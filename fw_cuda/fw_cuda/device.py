@@ -1,7 +1,7 @@
 """The ``cuda`` device record, and the one seam through which every CUDA runtime call goes.
 
 :data:`runtime` answers availability, device count, host<->device copies (and the DataLoader's
-asynchronous staged copies) and synchronisation.
+asynchronous staged copies), synchronisation, and CuPy's memory-pool figures and release.
 The ``cuda`` :class:`~fw_core.records.DeviceSpec` calls it at call time (never a captured
 reference), so a test can swap in a seam that reports "no device" or a device count and check
 fw's host-side logic (selection, errors, ``fw plugins``) without pretending a kernel ran.
@@ -72,6 +72,20 @@ class CupyRuntime:
     def synchronize(self, index: int) -> None:
         self.cupy.cuda.Device(index).synchronize()
 
+    def pool_usage(self, index: int) -> tuple[int, int]:
+        """(used, reserved) bytes of CuPy's memory pool on GPU ``index``."""
+        with self.cupy.cuda.Device(index):
+            pool = self.cupy.get_default_memory_pool()
+            return pool.used_bytes(), pool.total_bytes()
+
+    def release_cached(self, index: int) -> int:
+        """Give CuPy's cached blocks on GPU ``index`` (and pinned host blocks) back."""
+        from .memory import release_cached
+
+        with self.cupy.cuda.Device(index):
+            return release_cached(self.cupy.get_default_memory_pool(),
+                                  self.cupy.get_default_pinned_memory_pool())
+
     def stage(self, array: np.ndarray, index: int):
         """Start a host-to-device copy through a pinned buffer on GPU ``index``'s copy stream;
         returns ``ready()`` (see :func:`fw_cuda.memory.stage_to_device`)."""
@@ -105,4 +119,6 @@ def cuda_spec() -> DeviceSpec:
         count=lambda: runtime.count(),
         description="NVIDIA GPUs through CuPy (cuBLAS contractions, CUDA C fused kernels)",
         stage=lambda array, index: runtime.stage(array, index),
+        allocator_usage=lambda index: runtime.pool_usage(index),
+        release_cached=lambda index: runtime.release_cached(index),
     )

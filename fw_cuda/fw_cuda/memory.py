@@ -2,34 +2,22 @@
 and pinned host staging for the DataLoader's host-to-device copies that overlap compute.
 
 fw counts long-lived tensors by tag (``fw.memory.track``: parameters, gradients, optimizer
-state); every other byte CuPy's pool hands out (activations and temporaries of kernels) is
-counted here as "temporary". Under pressure fw's pool calls its release callbacks in
-:data:`POLICIES`' order (debug captures first); :func:`release_cached` is the callback that also
-returns CuPy's cached free blocks to the driver.
+state). The ``cuda`` device reports CuPy's pool figures to fw's pool (``allocator_usage``), so
+``fw.memory.summary("cuda")`` counts every other byte CuPy hands out (activations, kernel
+temporaries) as "temporary", and a limit set with ``fw.memory.set_limit`` is judged on the bytes
+CuPy has reserved. Under pressure fw's pool drops its free blocks and calls
+:func:`release_cached` (CuPy's cached blocks back to the driver), then its release callbacks in
+:data:`POLICIES`' order: debug captures first.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fw_core import memory
 from fw_core.records import MemoryPolicy
 
 POLICIES = [MemoryPolicy(name="default", device="cuda",
                          release_order=("debug", "cache", "temporary"))]
-
-
-def tag_usage(fw_stats: dict, cupy_pool) -> dict:
-    """Per-tag live bytes of one GPU: fw's tracked tags from ``fw_stats`` (an entry of
-    ``fw.memory.summary()``) plus CuPy's untracked bytes under "temporary", and the pool's
-    reserved and cached-free bytes. ``cupy_pool`` is a ``cupy.cuda.MemoryPool`` (anything with
-    ``used_bytes()``, ``total_bytes()`` and ``free_bytes()``)."""
-    tags = {tag: fw_stats[tag]["live_bytes"] for tag in memory.TAGS}
-    tracked = sum(tags.values())
-    used = cupy_pool.used_bytes()
-    tags["temporary"] += max(used - tracked, 0)
-    return {"tags": tags, "used_bytes": used, "reserved_bytes": cupy_pool.total_bytes(),
-            "cached_free_bytes": cupy_pool.free_bytes()}
 
 
 def release_cached(cupy_pool, pinned_pool=None) -> int:

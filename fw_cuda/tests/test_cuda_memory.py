@@ -1,13 +1,14 @@
-"""CuPy's memory pool read in fw's lifecycle tags (the pool is a stand-in with CuPy's
-read-out methods: only the accounting arithmetic is under test), and the DataLoader's staged
-copies onto a real GPU (skipped without one)."""
+"""CuPy's memory pool under fw's pool: the release arithmetic (over a stand-in with CuPy's
+read-out methods), the device record's delegation to the seam, and on a real GPU (skipped
+without one) the tags and the DataLoader's staged copies."""
 
 import numpy as np
 import pytest
-from cuda_seams import HAS_GPU
+from cuda_seams import HAS_GPU, TwoDevices
 
 import fw_core as fw
-from fw_cuda.memory import POLICIES, release_cached, tag_usage
+from fw_cuda import device
+from fw_cuda.memory import POLICIES, release_cached
 
 
 class PoolNumbers:
@@ -29,25 +30,6 @@ class PoolNumbers:
         self.total = self.used
 
 
-def fw_stats(**live):
-    return {tag: {"live_bytes": live.get(tag, 0), "peak_bytes": 0, "count": 0}
-            for tag in fw.memory.TAGS}
-
-
-def test_untracked_pool_bytes_count_as_temporary():
-    stats = fw_stats(parameter=1000, gradient=1000, temporary=24)
-    usage = tag_usage(stats, PoolNumbers(5024, 8192))
-    assert usage["tags"]["parameter"] == 1000 and usage["tags"]["gradient"] == 1000
-    assert usage["tags"]["temporary"] == 24 + 3000
-    assert usage["used_bytes"] == 5024 and usage["reserved_bytes"] == 8192
-    assert usage["cached_free_bytes"] == 3168
-
-
-def test_tracked_bytes_above_pool_usage_add_nothing():
-    usage = tag_usage(fw_stats(parameter=4096), PoolNumbers(1024, 1024))
-    assert usage["tags"]["temporary"] == 0
-
-
 def test_release_cached_returns_freed_bytes():
     pool = PoolNumbers(1024, 4096)
     assert release_cached(pool) == 3072 and pool.total_bytes() == 1024
@@ -56,6 +38,25 @@ def test_release_cached_returns_freed_bytes():
 def test_policy_releases_debug_captures_first():
     (policy,) = POLICIES
     assert policy.device == "cuda" and policy.release_order == ("debug", "cache", "temporary")
+
+
+def test_device_reports_the_pool_through_the_seam(monkeypatch):
+    seam = TwoDevices()
+    seam.pool_usage = lambda index: (100 * index, 300)
+    seam.release_cached = lambda index: 7
+    spec = device.cuda_spec()
+    monkeypatch.setattr(device, "runtime", seam)
+    assert spec.allocator_usage(1) == (100, 300) and spec.release_cached(0) == 7
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="needs a GPU")
+def test_kernel_results_count_as_temporary_on_the_gpu():
+    weight = fw.memory.track(fw.randn(256, 256).to("cuda"), "parameter")
+    product = weight @ weight  # a kernel result fw does not track
+    stats = fw.memory.summary("cuda")["cuda:0"]
+    assert stats["parameter"]["live_bytes"] >= 256 * 256 * 4
+    assert stats["temporary"]["live_bytes"] >= product.numel() * 4
+    assert stats["pool"]["device_used_bytes"] >= 2 * 256 * 256 * 4
 
 
 @pytest.mark.skipif(not HAS_GPU, reason="needs a GPU")
