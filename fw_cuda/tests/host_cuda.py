@@ -1,10 +1,15 @@
 """Run CUDA C kernel source on the host, serially, to check what it computes without a GPU.
 
 The source is compiled with ``g++ -x c++`` under a prelude that makes the CUDA keywords plain
-C++: ``__global__`` is empty, there is one block of one thread (so grid-stride and block-stride
-loops walk every element in turn), ``__shared__`` arrays are static, ``__syncthreads()`` does
-nothing. ``__half`` is GCC's ``_Float16`` with the intrinsic conversions (both round to nearest
-even). The text checked is the text the GPU would compile, not a Python re-implementation.
+C++: ``__global__`` is empty and there is one block (grid-stride loops walk every row in turn).
+With ``threads=1`` that block has one thread, so block-stride loops walk every element and
+``__syncthreads()`` does nothing. With ``threads=N`` the block is N host threads:
+``threadIdx`` is thread-local, ``__shared__`` arrays are function statics the N threads share
+(exactly shared memory's scope), and ``__syncthreads()`` is a ``std::barrier`` of N, so
+shared-memory tree reductions run with their real interleaving and a missing barrier shows as
+a wrong or varying result. ``__half`` is GCC's ``_Float16`` with the intrinsic conversions
+(both round to nearest even). The text checked is the text the GPU would compile, not a Python
+re-implementation.
 """
 
 from __future__ import annotations
@@ -16,10 +21,9 @@ import numpy as np
 
 HAS_GXX = shutil.which("g++") is not None
 
-PRELUDE = """#include <math.h>
+_COMMON = """#include <math.h>
 #include <stdio.h>
 struct fw_dim3 { unsigned x; };
-static const fw_dim3 blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 typedef _Float16 __half;
 static inline float __half2float(__half h) { return (float)h; }
 static inline __half __float2half(float f) { return (__half)f; }
@@ -28,8 +32,22 @@ static inline __half __float2half(float f) { return (__half)f; }
 #define __forceinline__ inline
 #define __shared__ static
 #define __restrict__ __restrict
+"""
+
+_ONE_THREAD = """static const fw_dim3 blockIdx = {0}, threadIdx = {0};
+static const fw_dim3 blockDim = {1}, gridDim = {1};
 #define __syncthreads()
 """
+
+_THREADS = """#include <barrier>
+#include <thread>
+#include <vector>
+static const fw_dim3 blockIdx = {0}, blockDim = {THREADS}, gridDim = {1};
+static thread_local fw_dim3 threadIdx = {0};
+static std::barrier<> fw_block_barrier(THREADS);
+#define __syncthreads() fw_block_barrier.arrive_and_wait()
+"""
+
 
 _CTYPES = {"float16": "__half", "float32": "float", "float64": "double", "int8": "signed char",
            "int16": "short", "int32": "int", "int64": "long long", "uint8": "unsigned char",
@@ -37,15 +55,18 @@ _CTYPES = {"float16": "__half", "float32": "float", "float64": "double", "int8":
 
 
 def run(tmp_path, source: str, kernel: str, arrays: list[np.ndarray],
-        outputs: list[tuple[np.dtype, tuple]], scalars: list[str]) -> list[np.ndarray]:
-    """Call ``kernel(in0.., out0.., *scalars)`` of ``source`` on the host; return the outputs.
+        outputs: list[tuple[np.dtype, tuple]], scalars: list[str],
+        threads: int = 1) -> list[np.ndarray]:
+    """Call ``kernel(in0.., out0.., *scalars)`` of ``source`` on the host as one block of
+    ``threads`` threads; return the outputs.
 
     ``arrays`` are the inputs (passed as pointers, in order), ``outputs`` the (dtype, shape) of
     each output pointer after them, ``scalars`` the C text of the trailing arguments (``"7LL"``).
     Includes in ``source`` are dropped (the prelude stands in for ``cuda_fp16.h``).
     """
     kept = [line for line in source.splitlines() if not line.startswith("#include")]
-    lines = [PRELUDE, *kept, "int main() {"]
+    block = _ONE_THREAD if threads == 1 else _THREADS.replace("THREADS", str(threads))
+    lines = [_COMMON, block, *kept, "int main() {"]
     args = []
     for k, a in enumerate(arrays):
         lines += [f"    static {_CTYPES[a.dtype.name]} in{k}[{max(a.size, 1)}];",
@@ -57,15 +78,22 @@ def run(tmp_path, source: str, kernel: str, arrays: list[np.ndarray],
         lines.append(f"    static {_CTYPES[np.dtype(dtype).name]} "
                      f"out{m}[{max(int(np.prod(shape)), 1)}];")
         args.append(f"out{m}")
-    lines.append(f"    {kernel}({', '.join(args + list(scalars))});")
+    call = f"{kernel}({', '.join(args + list(scalars))});"
+    if threads == 1:
+        lines.append(f"    {call}")
+    else:
+        lines += ["    std::vector<std::thread> block;",
+                  f"    for (unsigned t = 0; t < {threads}; ++t)",
+                  f"        block.emplace_back([&, t] {{ threadIdx.x = t; {call} }});",
+                  "    for (auto& thread : block) thread.join();"]
     for m, (dtype, shape) in enumerate(outputs):
         size = int(np.prod(shape)) * np.dtype(dtype).itemsize
         lines.append(f'    FILE* g{m} = fopen("out{m}.bin", "wb"); '
                      f"fwrite(out{m}, 1, {size}, g{m}); fclose(g{m});")
     lines += ["    return 0;", "}", ""]
     (tmp_path / "host.cpp").write_text("\n".join(lines))
-    subprocess.run(["g++", "-O1", "-x", "c++", "host.cpp", "-o", "host", "-lm"], cwd=tmp_path,
-                   check=True, capture_output=True, text=True)
+    subprocess.run(["g++", "-O1", "-std=c++20", "-pthread", "-x", "c++", "host.cpp", "-o",
+                    "host", "-lm"], cwd=tmp_path, check=True, capture_output=True, text=True)
     subprocess.run(["./host"], cwd=tmp_path, check=True)
     return [np.fromfile(tmp_path / f"out{m}.bin", dtype).reshape(shape)
             for m, (dtype, shape) in enumerate(outputs)]

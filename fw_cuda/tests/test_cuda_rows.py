@@ -40,11 +40,12 @@ def _c_text(scalar) -> str:
     return f"{int(scalar)}LL" if isinstance(scalar, np.int64) else str(int(scalar))
 
 
-def _host(tmp_path, launch: rows.Launch) -> np.ndarray:
-    """``launch``'s kernel run on the host; its first output."""
+def _host(tmp_path, launch: rows.Launch, threads: int = 32) -> np.ndarray:
+    """``launch``'s kernel run on the host as one block of ``threads`` threads (a warp's worth:
+    the shared-memory reductions run with real barriers); its first output."""
     outputs = [(o.dtype, o.shape) for o in launch.outputs]
     return host_cuda.run(tmp_path, rows_source.SOURCE, launch.kernel, list(launch.inputs),
-                         outputs, [_c_text(s) for s in launch.scalars])[0]
+                         outputs, [_c_text(s) for s in launch.scalars], threads)[0]
 
 
 def _cpu(name, *arrays, **attrs):
