@@ -27,6 +27,7 @@ struct fw_dim3 { unsigned x; };
 typedef _Float16 __half;
 static inline float __half2float(__half h) { return (float)h; }
 static inline __half __float2half(float f) { return (__half)f; }
+static inline __half __double2half(double d) { return (__half)d; }
 #define __global__
 #define __device__
 #define __forceinline__ inline

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fw_core.compile.ir import Value
+from fw_core.compile.layout import pointwise_layout
 
 from . import expressions, loader
 
@@ -44,37 +45,18 @@ def generate(group):
 
 
 def _layout(group) -> _Layout | None:
-    nodes = group.nodes
-    reduction = nodes[-1] if nodes[-1].op.name in expressions.REDUCTIONS else None
-    body = nodes[:-1] if reduction is not None else list(nodes)
-    if not body or not all(n.op.name in expressions.EXPRESSIONS and expressions.supports(n)
-                           for n in body):
+    common = pointwise_layout(group, expressions.supports, expressions.EXPRESSIONS)
+    if common is None:
         return None
-    shape = body[0].out.shape
-    rank = len(shape)
-    if any(n.out.shape != shape for n in body) or any(len(v.shape) > rank for v in group.inputs):
-        return None
-    padded = [(False,) * (rank - len(v.shape)) + tuple(d != 1 for d in v.shape)
-              for v in group.inputs]
-    reduced = [False] * rank
-    if reduction is not None:
-        reduced = _reduced_dims(reduction, rank)
-        made_in_body = {n.out.index for n in body}
-        source = reduction.inputs[0]
-        if reduced is None or not expressions.supports(reduction) or \
-                source.__class__ is not Value or source.index not in made_in_body:
-            return None
     # a dimension of size 1 in the iteration shape is 1 for every input: it needs no loop
-    active = [d for d in range(rank) if shape[d] != 1]
+    active = [d for d in range(common.rank) if common.shape[d] != 1]
     loops, full, reduced_loops = [], [[] for _ in group.inputs], []
     previous = None
     for d in active:
-        column = (tuple(p[d] for p in padded), reduced[d])
+        column = (tuple(p[d] for p in common.spans), common.reduced[d])
         if column == previous:
             loops[-1][0].append(d)
             continue
-        if True not in column[0]:
-            return None
         previous = column
         loops.append(([d], column[0].index(True)))
         for k, spans in enumerate(column[0]):
@@ -83,22 +65,8 @@ def _layout(group) -> _Layout | None:
     if not loops:  # a group of one-element values: one loop of one step
         loops, reduced_loops = [([], None)], [False]
         full = [[False] for _ in group.inputs]
-    return _Layout(body, reduction, rank, loops, full, reduced_loops, reduced)
-
-
-def _reduced_dims(node, rank: int) -> list[bool] | None:
-    """Per iteration dim, whether the reduction node sums over it (None: not understood)."""
-    if node.op.name == "sum_to":
-        target = tuple(node.attrs["shape"])
-        lead = rank - len(target)
-        if lead < 0:
-            return None
-        return [d < lead or target[d - lead] == 1 for d in range(rank)]
-    dim = node.attrs.get("dim")
-    if dim is None:
-        return [True] * rank
-    axes = {a % rank for a in ((dim,) if isinstance(dim, int) else dim)}
-    return [d in axes for d in range(rank)]
+    return _Layout(common.body, common.reduction, common.rank, loops, full, reduced_loops,
+                   common.reduced)
 
 
 def _source(group, layout: _Layout) -> str:

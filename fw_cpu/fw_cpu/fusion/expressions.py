@@ -13,13 +13,12 @@ import math
 
 import numpy as np
 
+from fw_core.compile.layout import REDUCTIONS, computable, compute_dtype
+
 from .. import fast_math
 
 #: dtypes the generated loops handle (float16 and complex are left to the unfused kernels)
 DTYPES = frozenset(["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"])
-
-#: reductions that may close an elementwise group (accumulated in float64)
-REDUCTIONS = frozenset(["sum", "mean", "sum_to"])
 
 
 def constructor(dtype: np.dtype) -> str:
@@ -110,23 +109,8 @@ FLOAT_ONLY = frozenset(["sigmoid", "erf", "silu", "mish", "gelu", "softplus", "e
 
 def supports(node) -> bool:
     """Whether the loop generator can compute this node (op known, dtypes handled)."""
-    name = node.op.name
-    if name not in EXPRESSIONS and name not in REDUCTIONS:
-        return False
-    dtypes = [v.dtype for v in node.reads] + [node.out.dtype]
-    if any(d.name not in DTYPES for d in dtypes):
-        return False
-    if name in REDUCTIONS or name in FLOAT_ONLY:
-        return all(d.kind == "f" for d in dtypes)
-    return True
-
-
-def compute_dtype(node) -> np.dtype:
-    """The dtype an op's Python-scalar operands take (NumPy's weak-scalar rule): its result's,
-    or for bool results (comparisons) the first array operand's."""
-    if node.out.dtype.kind == "b" and node.reads and node.op.name != "where":
-        return node.reads[0].dtype
-    return node.out.dtype
+    return computable(node, EXPRESSIONS, DTYPES,
+                      lambda name: name in REDUCTIONS or name in FLOAT_ONLY)
 
 
 def expression(node, args: list[str]) -> str:

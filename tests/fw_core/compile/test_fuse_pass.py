@@ -204,3 +204,13 @@ def test_a_third_party_rule_is_used_with_no_change_to_fw_core(add_mul_plugin):
     assert isinstance(group.kernel, _PythonKernel)
     np.testing.assert_allclose(run(b.graph)[0], expected[0])
     assert isinstance(b.graph.steps[0], Group) and not isinstance(b.graph.steps[0], Node)
+
+
+def test_measured_results_compare_within_a_few_ulps_of_their_dtype():
+    want = np.linspace(0.5, 4.0, 64)
+    for dtype, ulps_ok in ((np.float16, 2), (np.float32, 8), (np.float64, 64)):
+        w = want.astype(dtype)
+        near = w + ulps_ok * np.spacing(w)
+        far = w * dtype(1.01)
+        assert fuse_pass._close(near, w, np.dtype(dtype), summed=False), dtype
+        assert not fuse_pass._close(far, w, np.dtype(dtype), summed=False), dtype
