@@ -28,7 +28,10 @@ def test_dry_run_on_cpu_covers_every_section(capsys):
     assert gpu_check.main(["--device", "cpu", "--steps", "3"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert list(_errors(summary)) == []
-    assert summary["dry_run"] == "cpu" and set(summary) >= {"workloads", "kernels", "loader"}
+    assert summary["dry_run"] == "cpu"
+    assert set(summary) >= {"conformance", "workloads", "kernels", "loader"}
+    cases = summary["conformance"]
+    assert cases["tests"] > 0 and cases["failures"] == cases["errors"] == 0
     for name, result in summary["workloads"].items():
         assert result["fit"]["ok"], name
         assert result["compiled_matches_eager"], name
