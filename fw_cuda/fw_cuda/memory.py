@@ -37,11 +37,17 @@ def stage_to_device(array: np.ndarray, stream, cupy):
     ``ready()`` blocks the host until the copy has ended, which it normally has (it had a whole
     training step): then any stream may read the array, and only then is the pinned buffer
     released to CuPy's pinned pool, where the next batch may reuse it.
+
+    The copy first waits for the work queued so far on the current (compute) stream: the
+    block CuPy's pool hands out for the result may have been freed by the host while kernels
+    queued earlier still read it (the host runs ahead of the GPU). The copy of batch k+1,
+    started as batch k is handed out, so waits for batch k-1's step and overlaps batch k's.
     """
     pinned = cupy.cuda.alloc_pinned_memory(array.nbytes)
     host = np.frombuffer(pinned, dtype=array.dtype, count=array.size).reshape(array.shape)
     np.copyto(host, array)
     out = cupy.empty(array.shape, dtype=array.dtype)
+    stream.wait_event(cupy.cuda.get_current_stream().record())
     out.set(host, stream=stream)
     return _Staged(out, stream.record(), host)
 
