@@ -55,7 +55,8 @@ def default_decide(group: Group, fused_seconds: float, unfused_seconds: float) -
 
 
 def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = None,
-         known: Callable[[Group], bool | None] | None = None) -> list[Group]:
+         known: Callable[[Group], bool | None] | None = None,
+         sync: Callable[[], None] = lambda: None) -> list[Group]:
     """Replace runs of fusable nodes in ``graph.steps`` by Groups; return the groups made.
 
     ``rules`` are the target device's FusionRules (tried highest priority first; one that
@@ -64,7 +65,9 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
     ``decide(group, fused_seconds, unfused_seconds)`` says so (default: when faster) and the
     fused results match the unfused ones; groups without samples are kept unmeasured.
     ``known(group)`` may return an earlier choice for a group of the same structure (its
-    ``signature()``: sizes aside), which is then used without measuring again.
+    ``signature()``: sizes aside), which is then used without measuring again. ``sync()``
+    waits for the device's queued work, so the times of an asynchronous device (a GPU) are
+    of the kernels, not of their launches.
     """
     rules = sorted(rules, key=lambda r: -r.priority)
     decide = decide or default_decide
@@ -89,7 +92,7 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
             else:
                 skipped.append(f"{_name(group)}: not chosen before")
             continue
-        verdict = _measure(graph, group, rule.device)
+        verdict = _measure(graph, group, rule.device, sync)
         if isinstance(verdict, str):
             skipped.append(f"{_name(group)}: {verdict}")
             continue
@@ -230,7 +233,7 @@ def _generate(group: Group, rules) -> tuple:
 
 
 # -- measuring ------------------------------------------------------------------------------------
-def _measure(graph, group: Group, device: str):
+def _measure(graph, group: Group, device: str, sync: Callable[[], None]):
     """(fused seconds, unfused seconds), None when there is nothing to measure on, or a string
     saying why the fused kernel cannot be used (it failed, or its results differ)."""
     samples = getattr(graph, "samples", None) or {}
@@ -255,7 +258,7 @@ def _measure(graph, group: Group, device: str):
     for out, want, value in zip(got, expected, group.outputs):
         if not _close(_host(out), _host(want), value.dtype, value.index in summed):
             return "fused results differ from the unfused kernels"
-    return _best(lambda: group.kernel(*arrays)), _best(unfused)
+    return _best(lambda: group.kernel(*arrays), sync), _best(unfused, sync)
 
 
 def _host(array) -> np.ndarray:
@@ -283,10 +286,12 @@ def _close(got, want, dtype, summed: bool) -> bool:
     return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
 
 
-def _best(fn, repeats: int = 3) -> float:
-    """Seconds per call: the best of ``repeats`` batches, each about a millisecond long."""
+def _best(fn, sync: Callable[[], None], repeats: int = 3) -> float:
+    """Seconds per call: the best of ``repeats`` batches, each about a millisecond long and
+    ended by ``sync()``."""
     start = time.perf_counter()
     fn()
+    sync()
     once = time.perf_counter() - start
     number = max(1, min(100, int(1e-3 / max(once, 1e-7))))
     best = float("inf")
@@ -294,6 +299,7 @@ def _best(fn, repeats: int = 3) -> float:
         start = time.perf_counter()
         for _ in range(number):
             fn()
+        sync()
         best = min(best, (time.perf_counter() - start) / number)
     return best
 

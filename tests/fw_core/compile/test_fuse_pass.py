@@ -131,6 +131,14 @@ def test_decide_sees_both_times_and_can_keep_nodes_unfused():
     assert "not chosen" in b.graph.log[-1]
 
 
+def test_measurement_waits_for_the_device_after_each_timed_batch():
+    b = Build()
+    b.graph.outputs = [bias_relu_scale(b, b.leaf(rows()), b.leaf(np.ones(8, np.float32)))]
+    waits = []
+    fuse_pass.fuse(b.graph, cpu_rules(), always, sync=lambda: waits.append(1))
+    assert len(waits) == 2 * 4  # fused and unfused: the first call, then 3 timed batches
+
+
 def test_groups_without_samples_are_kept_unmeasured():
     b = Build()
     out = bias_relu_scale(b, b.leaf(rows()), b.leaf(np.ones(8, np.float32)))
