@@ -50,6 +50,13 @@ static std::barrier<> fw_block_barrier(THREADS);
 """
 
 
+def prelude(threads: int = 1) -> str:
+    """The C++ text put before a kernel's source: the CUDA keywords, and one block of
+    ``threads`` host threads (``threadIdx`` thread-local and ``__syncthreads()`` a barrier of
+    ``threads`` when more than one; the runner starts the threads)."""
+    return _COMMON + (_ONE_THREAD if threads == 1 else _THREADS.replace("THREADS", str(threads)))
+
+
 _CTYPES = {"float16": "__half", "float32": "float", "float64": "double", "int8": "signed char",
            "int16": "short", "int32": "int", "int64": "long long", "uint8": "unsigned char",
            "bool": "bool"}
@@ -66,8 +73,7 @@ def run(tmp_path, source: str, kernel: str, arrays: list[np.ndarray],
     Includes in ``source`` are dropped (the prelude stands in for ``cuda_fp16.h``).
     """
     kept = [line for line in source.splitlines() if not line.startswith("#include")]
-    block = _ONE_THREAD if threads == 1 else _THREADS.replace("THREADS", str(threads))
-    lines = [_COMMON, block, *kept, "int main() {"]
+    lines = [prelude(threads), *kept, "int main() {"]
     args = []
     for k, a in enumerate(arrays):
         lines += [f"    static {_CTYPES[a.dtype.name]} in{k}[{max(a.size, 1)}];",

@@ -162,7 +162,8 @@ class CudaKernel:
         given = out if out is not None else (None,) * len(shapes)
         results = []
         for buffer, shape, (dtype, _) in zip(given, shapes, self.outputs):
-            usable = buffer is not None and buffer.flags.c_contiguous
+            usable = buffer is not None and buffer.flags.c_contiguous and \
+                buffer.shape == shape and buffer.dtype == dtype  # else written via a copy
             results.append(buffer if usable else cupy.empty(shape, dtype))
         n_red = math.prod(s for s, r in zip(full, self.reduced) if r)
         n_out = math.prod(s for s, r in zip(full, self.reduced) if not r)
