@@ -35,6 +35,16 @@ static inline __half __double2half(double d) { return (__half)d; }
 #define __restrict__ __restrict
 """
 
+#: CUDA's round-to-nearest arithmetic intrinsics (no contraction into multiply-adds), as the
+#: IEEE operations they are
+_INTRINSICS = "\n".join(
+    f"static inline {t} __{p}{op}_rn({t} a, {t} b) {{ return a {sym} b; }}"
+    for t, p in (("float", "f"), ("double", "d"))
+    for op, sym in (("mul", "*"), ("add", "+"), ("sub", "-"), ("div", "/"))) + """
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
+static inline double __dsqrt_rn(double a) { return sqrt(a); }
+"""
+
 _ONE_THREAD = """static const fw_dim3 blockIdx = {0}, threadIdx = {0};
 static const fw_dim3 blockDim = {1}, gridDim = {1};
 #define __syncthreads()
@@ -54,7 +64,19 @@ def prelude(threads: int = 1) -> str:
     """The C++ text put before a kernel's source: the CUDA keywords, and one block of
     ``threads`` host threads (``threadIdx`` thread-local and ``__syncthreads()`` a barrier of
     ``threads`` when more than one; the runner starts the threads)."""
-    return _COMMON + (_ONE_THREAD if threads == 1 else _THREADS.replace("THREADS", str(threads)))
+    block = _ONE_THREAD if threads == 1 else _THREADS.replace("THREADS", str(threads))
+    return _COMMON + _INTRINSICS + block
+
+
+def launch(call: str, threads: int) -> list[str]:
+    """Lines running the C statement ``call`` as one block of ``threads`` host threads (the
+    variables it names are captured by value)."""
+    if threads == 1:
+        return [f"    {call}"]
+    return ["    std::vector<std::thread> block;",
+            f"    for (unsigned t = 0; t < {threads}; ++t)",
+            f"        block.emplace_back([=] {{ threadIdx.x = t; {call} }});",
+            "    for (auto& thread : block) thread.join();"]
 
 
 _CTYPES = {"float16": "__half", "float32": "float", "float64": "double", "int8": "signed char",
@@ -85,14 +107,7 @@ def run(tmp_path, source: str, kernel: str, arrays: list[np.ndarray],
         lines.append(f"    static {_CTYPES[np.dtype(dtype).name]} "
                      f"out{m}[{max(int(np.prod(shape)), 1)}];")
         args.append(f"out{m}")
-    call = f"{kernel}({', '.join(args + list(scalars))});"
-    if threads == 1:
-        lines.append(f"    {call}")
-    else:
-        lines += ["    std::vector<std::thread> block;",
-                  f"    for (unsigned t = 0; t < {threads}; ++t)",
-                  f"        block.emplace_back([&, t] {{ threadIdx.x = t; {call} }});",
-                  "    for (auto& thread : block) thread.join();"]
+    lines += launch(f"{kernel}({', '.join(args + list(scalars))});", threads)
     for m, (dtype, shape) in enumerate(outputs):
         size = int(np.prod(shape)) * np.dtype(dtype).itemsize
         lines.append(f'    FILE* g{m} = fopen("out{m}.bin", "wb"); '

@@ -39,15 +39,6 @@ from numpy import ascontiguousarray, broadcast_to, empty, empty_like, matmul, sw
 __all__ = ["RawKernel", "RawModule", "ascontiguousarray", "broadcast_to", "empty", "empty_like",
            "matmul", "swapaxes"]
 
-#: CUDA's round-to-nearest intrinsics (used by the Adam kernel), as the IEEE operations they are
-_INTRINSICS = "\n".join(
-    f"static inline {t} __{p}{op}_rn({t} a, {t} b) {{ return a {sym} b; }}"
-    for t, p in (("float", "f"), ("double", "d"))
-    for op, sym in (("mul", "*"), ("add", "+"), ("sub", "-"), ("div", "/"))) + """
-static inline float __fsqrt_rn(float a) { return sqrtf(a); }
-static inline double __dsqrt_rn(double a) { return sqrt(a); }
-"""
-
 #: C scalar type -> (ctypes type, the NumPy scalar type CuPy would pass as that type)
 _SCALARS = {"long long": (ctypes.c_longlong, np.int64), "int": (ctypes.c_int, np.int32),
             "double": (ctypes.c_double, np.float64), "float": (ctypes.c_float, np.float32),
@@ -80,20 +71,13 @@ def _library(code: str, block: int) -> ctypes.CDLL:
     per entry point (cached per source and block size)."""
     key = hashlib.sha1(f"{block}\n{code}".encode()).hexdigest()[:16]
     if key not in _libraries:
-        lines = [host_cuda.prelude(block), _INTRINSICS,
+        lines = [host_cuda.prelude(block),
                  *(line for line in code.splitlines() if not line.startswith("#include"))]
         for name, params in _signatures(code).items():
             decl = ", ".join(f"{base}{'*' if ptr else ''} {p}" for p, base, ptr in params)
             call = f"{name}({', '.join(p for p, _, _ in params)});"
-            lines.append(f'extern "C" void fw_host_{name}({decl}) {{')
-            if block == 1:
-                lines.append(f"    {call}")
-            else:
-                lines += ["    std::vector<std::thread> threads;",
-                          f"    for (unsigned t = 0; t < {block}; ++t)",
-                          f"        threads.emplace_back([=] {{ threadIdx.x = t; {call} }});",
-                          "    for (auto& thread : threads) thread.join();"]
-            lines.append("}")
+            lines += [f'extern "C" void fw_host_{name}({decl}) {{',
+                      *host_cuda.launch(call, block), "}"]
         source = _BUILD / f"{key}.cpp"
         source.write_text("\n".join(lines) + "\n")
         done = subprocess.run(["g++", "-O1", "-std=c++20", "-pthread", "-shared", "-fPIC", "-x",

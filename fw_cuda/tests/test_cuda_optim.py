@@ -31,15 +31,6 @@ from fw_cuda.kernels import cuda_kernels
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts" / "fw_cuda"
 
-#: the round-to-nearest intrinsics, as g++ computes them (the host prelude lacks them)
-HOST_INTRINSICS = "\n".join(
-    f"static inline {t} __{p}{op}_rn({t} a, {t} b) {{ return a {sym} b; }}"
-    for t, p in (("float", "f"), ("double", "d"))
-    for op, sym in (("mul", "*"), ("add", "+"), ("sub", "-"), ("div", "/"))) + """
-static inline float __fsqrt_rn(float a) { return sqrtf(a); }
-static inline double __dsqrt_rn(double a) { return sqrt(a); }
-"""
-
 BASE = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, decoupled=False,
             maximize=False, step=1.0)
 CASES = {
@@ -89,7 +80,7 @@ def _host(tmp_path, arrays, attrs):
     launch = optim_kernels.adam_launch(*arrays, **attrs)
     assert launch is not None
     outputs = [(o.dtype, o.shape) for o in launch.outputs]
-    got = host_cuda.run(tmp_path, HOST_INTRINSICS + optim_kernels.SOURCE, launch.kernel,
+    got = host_cuda.run(tmp_path, optim_kernels.SOURCE, launch.kernel,
                         list(launch.inputs), outputs, [_c_text(s) for s in launch.scalars],
                         threads=8)
     return got[:len(arrays) - 1]
