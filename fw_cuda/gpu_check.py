@@ -4,12 +4,13 @@
 
 With a GPU it runs
 1. the conformance suite's cuda cases, each checked against the CPU result
-   (``tests/conformance/test_conformance.py -k cuda``);
+   (``tests/conformance/test_conformance.py -k cuda``), and fw_cuda's own tests, whose
+   GPU-only ones (kernels against the CPU, memory tags, staged batches) skip elsewhere;
 2. a short fit of every benchmark workload on ``cuda`` (loss finite and lower at the end), and
    each workload's training step, eager and compiled (fused CUDA kernels), against PyTorch CUDA
    eager: same shapes, same initial weights, same run, median step times and their ratios;
-3. single kernels (matmul, softmax, layer norm, attention, a fused-by-hand elementwise chain)
-   against PyTorch on the same GPU, with the achieved TFLOP/s or GB/s;
+3. single kernels (matmul, softmax, layer norm, causal attention, gelu(x + b)) against
+   PyTorch on the same GPU, with the achieved TFLOP/s or GB/s;
 4. the DataLoader staging batches onto the GPU (pinned buffers, copy stream): batches equal to
    the host's, and an epoch's time against plain synchronous copies.
 Without a GPU it prints ``{"gpu": false, "reason": ...}`` and exits 0. Built to finish in well
@@ -38,14 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository, for the benchmarks package
 
 
-def conformance(device: str, select: str | None = None, timeout: int = 360) -> dict:
-    """Counts of the conformance suite's ``device`` cases (``select``: a further ``-k``
-    expression), run by pytest in fresh processes: 8 xdist workers share the GPU."""
-    expression = device if select is None else f"{device} and ({select})"
+def pytest_counts(paths: list[str], expression: str | None, timeout: int = 360) -> dict:
+    """Counts (and the first failures) of pytest over ``paths`` (``expression``: its ``-k``),
+    run in fresh processes: 8 xdist workers share the GPU."""
     with tempfile.NamedTemporaryFile(suffix=".xml") as report:
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "8",
-                   "-k", expression, "tests/conformance/test_conformance.py",
-                   f"--junitxml={report.name}"]
+                   *paths, f"--junitxml={report.name}"]
+        if expression is not None:
+            command += ["-k", expression]
         try:
             done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
                                   timeout=timeout)
@@ -59,6 +60,13 @@ def conformance(device: str, select: str | None = None, timeout: int = 360) -> d
     failed = [case.get("name") for case in suite.iter("testcase")
               if case.find("failure") is not None or case.find("error") is not None]
     return {**counts, "first_failures": failed[:20]}
+
+
+def conformance(device: str, select: str | None = None) -> dict:
+    """The conformance suite's ``device`` cases (``select``: a further ``-k`` expression),
+    each checked against the CPU result."""
+    expression = device if select is None else f"{device} and ({select})"
+    return pytest_counts(["tests/conformance/test_conformance.py"], expression)
 
 
 def _timed(step, steps: int) -> tuple[list[float], list[float]]:
@@ -270,6 +278,8 @@ def main(argv=None) -> int:
                    "count": device.runtime.count(), "cupy": cupy.__version__}
         if not args.skip_conformance:
             summary["conformance"] = conformance(args.device)
+            summary["fw_cuda_tests"] = pytest_counts(["fw_cuda/tests"], "not dry_run",
+                                                     timeout=240)
         summary.update(run_sections(args.device, args.steps, args.small))
     summary["seconds"] = round(time.perf_counter() - start, 1)
     print(json.dumps(summary))
