@@ -32,6 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .raw_module import RawModule
+
 #: threads per block
 THREADS = 256
 #: the most blocks a launch asks for (an H200 holds 132 SMs x 8 such blocks: ~4 waves);
@@ -182,24 +184,7 @@ def adam_launch(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, be
          c(eps / -step_size)))
 
 
-class _Module:
-    """The compiled :data:`SOURCE`: CuPy is imported, and NVRTC run, on first use only."""
-
-    def __init__(self):
-        self._functions: dict | None = None
-
-    def run(self, launch: AdamLaunch) -> None:
-        if self._functions is None:
-            import cupy
-
-            module = cupy.RawModule(code=SOURCE)
-            self._functions = {name: module.get_function(name) for name in KERNELS}
-        grid, block = launch_size(launch.size)
-        self._functions[launch.kernel]((grid,), (block,),
-                                       (*launch.inputs, *launch.outputs, *launch.scalars))
-
-
-_module = _Module()
+_module = RawModule(SOURCE, KERNELS)
 
 
 def adam_kernel(generic):
@@ -210,7 +195,8 @@ def adam_kernel(generic):
         launch = adam_launch(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **attrs)
         if launch is None:
             return generic(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **attrs)
-        _module.run(launch)
+        _module.launch(launch.kernel, *launch_size(launch.size),
+                       (*launch.inputs, *launch.outputs, *launch.scalars))
         return param
 
     return adam_update

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .raw_module import RawModule
 from .rows_source import KERNELS, MAX_BLOCK, SOURCE
 
 #: the most blocks a launch asks for; blocks stride over the rows beyond it
@@ -161,25 +162,14 @@ def attention_output(xp, weights, v, dtype):
     return xp.matmul(weights, v.astype(weights.dtype, copy=False)).astype(dtype, copy=False)
 
 
-class _Module:
-    """The compiled :data:`SOURCE`: CuPy is imported, and NVRTC run, on first use only."""
-
-    def __init__(self):
-        self._functions: dict | None = None
-
-    def run(self, launch: Launch):
-        if self._functions is None:
-            import cupy
-
-            module = cupy.RawModule(code=SOURCE)
-            self._functions = {name: module.get_function(name) for name in KERNELS}
-        grid, block = launch_size(launch.rows, launch.length)
-        self._functions[launch.kernel]((grid,), (block,),
-                                       (*launch.inputs, *launch.outputs, *launch.scalars))
-        return launch.outputs[0]
+_module = RawModule(SOURCE, KERNELS)
 
 
-_module = _Module()
+def _run(launch: Launch):
+    """``launch`` on the GPU; its result array."""
+    _module.launch(launch.kernel, *launch_size(launch.rows, launch.length),
+                   (*launch.inputs, *launch.outputs, *launch.scalars))
+    return launch.outputs[0]
 
 
 def row_kernels(generic: dict) -> dict:
@@ -193,7 +183,7 @@ def row_kernels(generic: dict) -> dict:
     def softmax(name):
         def kernel(x, dim):
             launch = softmax_launch(cupy, x, dim, name)
-            return generic[name](x, dim) if launch is None else _module.run(launch)
+            return generic[name](x, dim) if launch is None else _run(launch)
 
         kernel.__name__ = name
         return kernel
@@ -207,7 +197,7 @@ def row_kernels(generic: dict) -> dict:
         if launch is None:
             return generic["layer_norm"](x, *tensors, normalized_shape=normalized_shape,
                                          eps=eps, has_weight=has_weight, has_bias=has_bias)
-        return _module.run(launch)
+        return _run(launch)
 
     def rms_norm(x, *tensors, normalized_shape, eps, has_weight):
         launch = None
@@ -217,7 +207,7 @@ def row_kernels(generic: dict) -> dict:
         if launch is None:
             return generic["rms_norm"](x, *tensors, normalized_shape=normalized_shape, eps=eps,
                                        has_weight=has_weight)
-        return _module.run(launch)
+        return _run(launch)
 
     def scaled_dot_product_attention(q, k, v, *extra, scale, is_causal, dropout_p, has_mask):
         launch = None
@@ -230,7 +220,7 @@ def row_kernels(generic: dict) -> dict:
             return generic["scaled_dot_product_attention"](
                 q, k, v, *extra, scale=scale, is_causal=is_causal, dropout_p=dropout_p,
                 has_mask=has_mask)
-        return attention_output(cupy, _module.run(launch), v, q.dtype)
+        return attention_output(cupy, _run(launch), v, q.dtype)
 
     return {"softmax": softmax("softmax"), "safe_softmax": softmax("safe_softmax"),
             "log_softmax": softmax("log_softmax"), "layer_norm": layer_norm,

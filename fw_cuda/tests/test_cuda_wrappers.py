@@ -34,6 +34,7 @@ from fw_core.compile import epilogue
 from fw_cpu.kernels import all_kernels
 from fw_cuda import fusion, optim_kernels, rows
 from fw_cuda.fusion import codegen
+from fw_cuda.raw_module import RawModule
 
 pytestmark = pytest.mark.skipif(not host_cuda.HAS_GXX, reason="g++ is not installed")
 
@@ -44,8 +45,9 @@ def launches(monkeypatch):
     made, as (entry point, grid, block)."""
     monkeypatch.setitem(sys.modules, "cupy", host_cupy)
     monkeypatch.setattr(codegen, "_cache", {})
-    monkeypatch.setattr(rows, "_module", rows._Module())
-    monkeypatch.setattr(optim_kernels, "_module", optim_kernels._Module())
+    monkeypatch.setattr(rows, "_module", RawModule(rows.SOURCE, rows.KERNELS))
+    monkeypatch.setattr(optim_kernels, "_module",
+                        RawModule(optim_kernels.SOURCE, optim_kernels.KERNELS))
     made, launch = [], host_cupy._Function.__call__
 
     def record(function, grid, block, args):
@@ -212,7 +214,7 @@ def test_fallbacks_reach_the_generic_kernels_without_a_launch(table, launches):
     attrs = dict(normalized_shape=(6,), eps=1e-5, has_weight=True, has_bias=False)
     np.testing.assert_array_equal(table["layer_norm"](x, weight, **attrs),
                                   _cpu("layer_norm", x, weight, **attrs))
-    assert launches == [] and rows._module._functions is None  # nothing compiled either
+    assert launches == [] and rows._module.functions is None  # nothing compiled either
 
 
 # -- adam -----------------------------------------------------------------------------------------
