@@ -10,22 +10,6 @@ import pytest
 import fw_core as fw
 import fw_core.nn as nn
 
-ARTIFACTS = "test-artifacts/fw_viz"
-
-
-@pytest.fixture(autouse=True)
-def _mpl(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mpl")))
-
-
-@pytest.fixture
-def out(request):
-    from pathlib import Path
-
-    root = Path(request.config.rootpath) / ARTIFACTS
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
 
 def _fit(callbacks, epochs=3):
     rng = np.random.default_rng(0)
@@ -42,7 +26,7 @@ def _images(page):
     return [base64.b64decode(m) for m in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
 
 
-def test_fit_writes_self_contained_html_and_pngs(out):
+def test_fit_writes_self_contained_html_and_pngs(artifacts):
     pytest.importorskip("fw_debugger")
     from fw_viz import Dashboard
 
@@ -52,7 +36,7 @@ def test_fit_writes_self_contained_html_and_pngs(out):
         def on_epoch_end(self, epoch, logs=None):
             pages.append(path.read_text())
 
-    path = out / "dashboard.html"
+    path = artifacts / "dashboard.html"
     dashboard = Dashboard(path, every=1, refresh_s=2)
     _, history = _fit([dashboard, Spy()])
     # rewritten at every epoch end, with a refresh while running, none at the end

@@ -5,22 +5,6 @@ import pytest
 
 import fw_core as fw
 
-ARTIFACTS = "test-artifacts/fw_viz"
-
-
-@pytest.fixture(autouse=True)
-def _mpl(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mpl")))
-
-
-@pytest.fixture
-def out(request):
-    from pathlib import Path
-
-    root = Path(request.config.rootpath) / ARTIFACTS
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
 
 def _read(path):
     from matplotlib.image import imread
@@ -32,22 +16,22 @@ def _redness(pixels):
     return pixels[..., 0] - pixels[..., 1]
 
 
-def test_history_png_one_panel_per_quantity(out):
+def test_history_png_one_panel_per_quantity(artifacts):
     from fw_viz.pictures import history_png
 
     history = {"loss": [1.0, 0.6, 0.4], "val_loss": [1.1, 0.8, 0.7], "accuracy": [0.5, 0.7, 0.8]}
-    path = history_png(history, out / "history.png")
+    path = history_png(history, artifacts / "history.png")
     assert _read(path).shape[:2] == (300, 800)  # two panels: loss (+val_loss), accuracy
 
 
-def test_heatmap_hot_quadrant_is_red_at_expected_size(out):
+def test_heatmap_hot_quadrant_is_red_at_expected_size(artifacts):
     from fw_viz.pictures import heatmap_png
 
     rng = np.random.default_rng(0)
     image = rng.uniform(0, 1, (1, 3, 16, 24)).astype(np.float32)
     attribution = np.zeros_like(image)
     attribution[0, :, :8, 12:] = 1.0  # top-right quadrant is hot
-    path = heatmap_png(attribution, image, out / "heatmap.png", scale=10)
+    path = heatmap_png(attribution, image, artifacts / "heatmap.png", scale=10)
     pixels = _read(path)
     assert pixels.shape[:2] == (160, 240)
     red = _redness(pixels)
@@ -56,7 +40,7 @@ def test_heatmap_hot_quadrant_is_red_at_expected_size(out):
     assert hot > rest + 0.5
 
 
-def test_heatmap_from_debugger_attribution_and_small_gradcam_map(out):
+def test_heatmap_from_debugger_attribution_and_small_gradcam_map(artifacts):
     fw_debugger = pytest.importorskip("fw_debugger")
     from fw_viz.pictures import heatmap_png
 
@@ -68,23 +52,23 @@ def test_heatmap_from_debugger_attribution_and_small_gradcam_map(out):
 
     x = np.ones((1, 1, 8, 8), np.float32)
     attribution = fw_debugger.explain(model, x, target=0, method="saliency")
-    path = heatmap_png(attribution, x, out / "heatmap_saliency.png")
+    path = heatmap_png(attribution, x, artifacts / "heatmap_saliency.png")
     pixels = _read(path)
     assert pixels.shape[:2] == (256, 256)  # default scale: longer side >= 256
     red = _redness(pixels)
     assert red[192:, :64].mean() > red[:128].mean() + 0.5
     coarse = np.zeros((1, 1, 2, 2))
     coarse[0, 0, 0, 0] = 1.0  # a GradCAM-sized map is resized onto the image
-    pixels = _read(heatmap_png(coarse, x[0], out / "heatmap_coarse.png", scale=4))
+    pixels = _read(heatmap_png(coarse, x[0], artifacts / "heatmap_coarse.png", scale=4))
     assert _redness(pixels)[:16, :16].mean() > _redness(pixels)[16:, 16:].mean() + 0.5
 
 
-def test_token_bars_hot_token_row(out):
+def test_token_bars_hot_token_row(artifacts):
     from fw_viz.pictures import token_bars_png
 
     tokens = ["the", "movie", "was", "wonderful", "."]
     values = np.array([[0.05, 0.1, -0.3, 1.0, 0.0]])[..., None].repeat(4, axis=-1)  # (N, T, D)
-    path = token_bars_png(values, tokens, out / "tokens.png")
+    path = token_bars_png(values, tokens, artifacts / "tokens.png")
     pixels = _read(path)
     assert pixels.shape[:2] == (50 + 24 * len(tokens), 640)
     red = (pixels[..., 0] > 0.7) & (pixels[..., 1] < 0.3) & (pixels[..., 2] < 0.3)
