@@ -15,6 +15,11 @@ import numpy as np
 from ..ops.dispatch import missing_kernel
 from .ir import Effect, Graph, Group, Node, Value
 
+#: how a plan starts by reading each kind of outside value: the name its payload is bound to
+#: (prefix + value index; a tensor, an array or a function) and the read of that name
+_READS = {"external": ("x", "{}._data"), "grad": ("x", "{}.grad._data"), "const": ("c", "{}"),
+          "host": ("h", "{}()")}
+
 
 class Plan:
     """The executable form of a graph for one signature.
@@ -44,18 +49,10 @@ class Plan:
         for v in graph.values:
             if v.source == "input":
                 emit(f"    v{v.index} = args[{v.payload}]._data")
-            elif v.source == "external":
-                names[f"x{v.index}"] = v.payload
-                emit(f"    v{v.index} = x{v.index}._data")
-            elif v.source == "grad":
-                names[f"x{v.index}"] = v.payload
-                emit(f"    v{v.index} = x{v.index}.grad._data")
-            elif v.source == "const":
-                names[f"c{v.index}"] = v.payload
-                emit(f"    v{v.index} = c{v.index}")
-            elif v.source == "host":
-                names[f"h{v.index}"] = v.payload
-                emit(f"    v{v.index} = h{v.index}()")
+            elif v.source in _READS:
+                prefix, read = _READS[v.source]
+                names[f"{prefix}{v.index}"] = v.payload
+                emit(f"    v{v.index} = {read.format(f'{prefix}{v.index}')}")
         frees = self.memory_plan.free_after if self.memory_plan is not None else None
         out_buffers = self.memory_plan.out_buffers if self.memory_plan is not None else {}
         for i, step in enumerate(graph.steps):
