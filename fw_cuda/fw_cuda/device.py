@@ -15,6 +15,8 @@ import numpy as np
 
 from fw_core.records import DeviceSpec
 
+from . import memory
+
 INSTALL_HINT = ('pip install "fw-cuda[cuda12]" (CUDA 12.x driver) or "fw-cuda[cuda13]" '
                 "(CUDA 13.x driver)")
 
@@ -80,21 +82,17 @@ class CupyRuntime:
 
     def release_cached(self, index: int) -> int:
         """Give CuPy's cached blocks on GPU ``index`` (and pinned host blocks) back."""
-        from .memory import release_cached
-
         with self.cupy.cuda.Device(index):
-            return release_cached(self.cupy.get_default_memory_pool(),
-                                  self.cupy.get_default_pinned_memory_pool())
+            return memory.release_cached(self.cupy.get_default_memory_pool(),
+                                         self.cupy.get_default_pinned_memory_pool())
 
     def stage(self, array: np.ndarray, index: int):
         """Start a host-to-device copy through a pinned buffer on GPU ``index``'s copy stream;
         returns ``ready()`` (see :func:`fw_cuda.memory.stage_to_device`)."""
-        from .memory import stage_to_device
-
         with self.cupy.cuda.Device(index):
             if index not in self._copy_streams:
                 self._copy_streams[index] = self.cupy.cuda.Stream(non_blocking=True)
-            return stage_to_device(array, self._copy_streams[index], self.cupy)
+            return memory.stage_to_device(array, self._copy_streams[index], self.cupy)
 
 
 #: the seam: replace it (tests: ``monkeypatch.setattr(fw_cuda.device, "runtime", seam)``)
