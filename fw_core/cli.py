@@ -1,7 +1,10 @@
 """The ``fw`` command: which plugins are installed and loaded, and what every op promises.
 
-    fw plugins [--json] [--verbose]   every plugin: version, state, what it provides, and for
-                                      one that is not loaded, why and how to fix it
+    fw plugins [--json] [--verbose] [--isolate]
+                                      every plugin: version, state, import time, what it
+                                      provides, and for one that is not loaded, why and how to
+                                      fix it; --isolate loads each in a child process of its
+                                      own, to name one that crashes the interpreter
     fw ops [--family F] [--json]      op contracts: name, family, structure, anchor, signature
     fw describe OP                    one op's full contract and which plugin runs it where
     fw --version
@@ -24,7 +27,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import __version__, plugins
+from . import __version__, plugin_isolation, plugins
 from .ops import registry
 
 _WIDTH = 100
@@ -58,14 +61,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version_line())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = commands.add_parser("plugins", help="list installed plugins, their state and what they "
-                            "provide", description="List every installed plugin: version, "
+    # no abbreviations: `fw plugins --isolate` is recognised before argparse runs
+    # (fw_core.plugin_isolation.isolating_command), by its full spelling
+    p = commands.add_parser("plugins", allow_abbrev=False,
+                            help="list installed plugins, their state and what they provide",
+                            description="List every installed plugin: version, "
                             "state (loaded / blocked / failed / no device), what it provides, "
                             "and why a plugin is not loaded, with the fix.")
     p.add_argument("--json", action="store_true",
                    help="print JSON (every field, and the dispatch table) instead of a table")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also list every kernel, device, op and rule of each plugin")
+    p.add_argument("--isolate", action="store_true",
+                   help="load each plugin in a child process of its own, so one that crashes "
+                   "the interpreter (a segfault at import) is named instead of ending `fw`")
     p.set_defaults(run=_plugins)
 
     p = commands.add_parser("ops", help="list op contracts",
@@ -94,18 +103,35 @@ def _error(message: str) -> None:
 
 # -- fw plugins -------------------------------------------------------------------------------
 def _plugins(args, out: TextIO) -> int:
-    infos = plugins.info()
+    infos = plugins.isolated_info() if args.isolate else plugins.info()
+    for i in infos:
+        if i.import_seconds is not None and i.import_seconds > plugins.SLOW_IMPORT_SECONDS:
+            print(f"fw: warning: plugin {i.name} took {i.import_seconds:.1f} s to import, and "
+                  "every `import fw_core` waits for it (`fw plugins` says what to do)",
+                  file=sys.stderr)
     if args.json:
-        payload = {"fw_core": __version__,
-                   "plugins": [dataclasses.asdict(i) for i in infos],
-                   "dispatch": plugins.dispatch_table()}
+        payload = {"fw_core": __version__, "isolated": args.isolate,
+                   "plugins": [dataclasses.asdict(i) for i in infos]}
+        if not args.isolate:  # this process loaded no plugin: it has no dispatch table to show
+            payload["dispatch"] = plugins.dispatch_table()
         json.dump(payload, out, indent=2)
         out.write("\n")
         return 0
-    rows = [(i.name, i.version, i.state, i.summary() or "-") for i in infos]
-    _table(out, ("PLUGIN", "VERSION", "STATE", "PROVIDES"), rows, after=[
+    rows = [(i.name, i.version, i.state, _seconds(i.import_seconds), i.summary() or "-")
+            for i in infos]
+    _table(out, ("PLUGIN", "VERSION", "STATE", "IMPORT", "PROVIDES"), rows, after=[
         _plugin_details(i, args.verbose) for i in infos])
+    if args.isolate:
+        out.write(f"(each plugin loaded in a child process of its own, with fw_core and "
+                  f"{plugin_isolation.BASELINE};\n its row is what that child saw)\n")
     return 0
+
+
+def _seconds(seconds: float | None) -> str:
+    """An import time for the table: "-" when the plugin was not imported."""
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
 def _plugin_details(info: plugins.PluginInfo, verbose: bool) -> list[str]:
@@ -152,7 +178,8 @@ def _provided(info: plugins.PluginInfo) -> list[str]:
 def _wrapped(label: str, text: str) -> list[str]:
     return textwrap.wrap(text, _WIDTH, initial_indent=_INDENT + label,
                          subsequent_indent=_INDENT + " " * len(label),
-                         break_on_hyphens=False) or [_INDENT + label.rstrip()]
+                         break_on_hyphens=False, break_long_words=False  # paths stay whole
+                         ) or [_INDENT + label.rstrip()]
 
 
 def _table(out: TextIO, header: tuple[str, ...], rows: list[tuple], after=None) -> None:

@@ -32,8 +32,9 @@ hookimpl = pluggy.HookimplMarker("fw")
 def fw_register_ops() -> Iterable[OpDef]:
     """Register op contracts (custom ops) with their meta rule, VJP, structure and anchor.
 
-    Called first, before devices and kernels. Op names must be unique across plugins: a second
-    contract for an existing name fails the later plugin. Build the records with
+    Called first, before devices and kernels. Op names are unique across plugins: a second
+    contract for a name is refused with a note (with that plugin's kernels for it), the first
+    in load order (fw_core, then plugins by name) keeps it. Build the records with
     ``fw_core.ops.define_op`` (or the family helpers) so the op also gets a callable.
     """
 
@@ -44,8 +45,9 @@ def fw_register_devices() -> Iterable[DeviceSpec]:
 
     Called after ops. A device whose ``unavailable_reason()`` returns a string is listed but
     cannot hold tensors; if all of a plugin's devices are unavailable the plugin shows as
-    "no device" in ``fw plugins`` with that reason. A device name registered by two plugins
-    fails the later one.
+    "no device" in ``fw plugins`` with that reason. A device name registered by two plugins is
+    kept by the device's own plugin (``fw_<device>``), else by the first in load order (fw_core,
+    then plugins by name); the other's device is refused with a note, the rest of it loads.
     """
 
 
@@ -55,8 +57,9 @@ def fw_register_kernels() -> Iterable[KernelSpec]:
 
     Called after ops and devices. A kernel whose op or device is not loaded is ignored with a
     note in ``fw plugins`` (the plugin still loads), so a device plugin can ship kernels for the
-    ops of optional plugins. For one (op, device), the highest ``priority`` wins; two kernels
-    with equal priority from different plugins fail the later plugin, naming both.
+    ops of optional plugins. For one (op, device), the highest ``priority`` wins; at equal
+    priority the plugin providing the device wins, else the first in load order, and the
+    other's kernel is refused with a note naming both (the rest of that plugin loads).
     """
 
 

@@ -6,6 +6,14 @@ a broken plugin is reported with its name and a fix while the rest keeps working
 are frozen into plain dicts (``OpDef.kernels``, the device registry, the inspector list): the
 per-op path never calls pluggy.
 
+Plugins load in a fixed order, fw_core's builtins first and then by name, whatever the order
+of ``sys.path``; what two plugins both claim is settled in that order by
+:mod:`fw_core.plugin_conflicts`, which refuses the loser's record and never fails a plugin.
+Anything a plugin raises at import, in a hook or in ``fw_configure`` fails that plugin only,
+``SystemExit`` included (only ``KeyboardInterrupt`` goes through). Each import is timed
+(``PluginInfo.import_seconds``). A plugin that crashes the interpreter cannot be contained in
+it: :func:`isolated_info` (``fw plugins --isolate``) loads each in a child process instead.
+
 Selection: ``FW_PLUGINS=a,b`` loads only those (plus fw_core), ``FW_DISABLE_PLUGINS=c`` blocks
 some, and :func:`use` does the same from Python.
 """
@@ -13,7 +21,10 @@ some, and :func:`use` does the same from Python.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import faulthandler
 import os
+import time
 from dataclasses import dataclass, field
 
 import importlib_metadata
@@ -21,7 +32,7 @@ import pluggy
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from . import hookspecs
+from . import hookspecs, plugin_conflicts
 from .device import registry as device_registry
 from .errors import PluginError
 from .records import (
@@ -39,6 +50,9 @@ CORE = "fw_core"
 
 LOADED, BLOCKED, FAILED, NO_DEVICE = "loaded", "blocked", "failed", "no device"
 
+#: a plugin whose import takes longer gets a warning in ``fw plugins`` (every import waits)
+SLOW_IMPORT_SECONDS = 1.0
+
 #: (hook name, record type, provides-key) in the order hooks are called
 _FAMILIES = (
     ("fw_register_ops", OpDef, "ops"),
@@ -52,7 +66,12 @@ _FAMILIES = (
 
 @dataclass
 class PluginInfo:
-    """One row of ``fw plugins``: a plugin, its state, and what it provides."""
+    """One row of ``fw plugins``: a plugin, its state, and what it provides.
+
+    ``notes`` are what to know about a plugin that loaded (a refused or ignored record, a slow
+    import); ``import_seconds`` is how long its module took to import, None if it was not
+    imported (blocked, incompatible, fw_core itself, a plugin registered in-process).
+    """
 
     name: str
     version: str
@@ -62,6 +81,7 @@ class PluginInfo:
     fix: str | None = None
     provides: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    import_seconds: float | None = None
 
     def summary(self) -> str:
         """What it provides, in one line ("devices: cpu; kernels: 212; ...")."""
@@ -86,6 +106,7 @@ class _Tables:
         self.manager: pluggy.PluginManager | None = None
         self.allow: list[str] | None = None
         self.in_process: dict[str, object] = {}
+        self.import_seconds: dict[str, float] = {}  # each plugin's first import in this process
 
 
 _tables = _Tables()
@@ -127,6 +148,28 @@ def unregister(name: str) -> None:
         raise PluginError(f"no plugin {name!r} was registered in this process",
                           hint=f"registered here: {', '.join(_tables.in_process) or 'none'}")
     load()
+
+
+def isolated_info(timeout: float = 60.0) -> list[PluginInfo]:
+    """Like :func:`info`, but each selected plugin is loaded in a child process of its own
+    (with fw_core, and fw_cpu for the CPU device): a plugin that crashes the interpreter (a
+    segfault in native code, ``os._exit``, ``abort``) or does not finish loading within
+    ``timeout`` seconds is a failed row naming it, with the fix, instead of taking this
+    process down. Each row is what that plugin's child saw; fw_core's and those of plugins
+    registered in this process are this process's. ``fw plugins --isolate`` prints these."""
+    from . import plugin_isolation
+
+    allow, blocked = _selection()
+    rows, isolated = [], []
+    for name, _, version, dist in _candidates():
+        row = _tables.infos.get(name) if name == CORE or name in _tables.in_process else None
+        if row is None:
+            row = _row(name, version, dist)
+            if not _blocked(row, allow, blocked):
+                isolated.append(row)
+        rows.append(row)
+    seen = {r.name: r for r in plugin_isolation.load_each(isolated, timeout)}
+    return [seen.get(r.name, r) for r in rows]
 
 
 def fusion_rules(device: str) -> list[FusionRule]:
@@ -200,84 +243,163 @@ def _incompatibility(dist) -> str | None:
 
 
 def _candidates():
-    """(name, loader, version, distribution) for fw_core's builtins, every entry point and the
-    plugins registered in this process."""
+    """(name, loader, version, distribution) in load order: fw_core's builtins first, then the
+    entry points and the plugins registered in this process, by name, so that nothing depends
+    on the order of ``sys.path``. Of two distributions publishing one plugin name, the first by
+    distribution name is used."""
     from . import __version__, builtin
 
-    yield CORE, (lambda: builtin), __version__, None
-    seen = set()
-    for ep in importlib_metadata.entry_points(group=GROUP):
-        if ep.name in seen or ep.name == CORE:
-            continue
-        seen.add(ep.name)
-        yield ep.name, ep, ep.dist.version if ep.dist else "?", ep.dist
+    found = {}
+    entry_points = importlib_metadata.entry_points(group=GROUP)
+    for ep in sorted(entry_points, key=lambda ep: (ep.name, ep.dist.name if ep.dist else "")):
+        if ep.name != CORE:
+            found.setdefault(ep.name, (ep, ep.dist.version if ep.dist else "?", ep.dist))
     for name, plugin in _tables.in_process.items():
-        if name not in seen:  # register() refuses installed names; this guards later installs
-            yield name, (lambda plugin=plugin: plugin), "in-process", None
+        # register() refuses installed names; setdefault guards against later installs
+        found.setdefault(name, ((lambda plugin=plugin: plugin), "in-process", None))
+    yield CORE, (lambda: builtin), __version__, None
+    for name in sorted(found):
+        yield (name, *found[name])
+
+
+def _row(name: str, version: str, dist) -> PluginInfo:
+    return PluginInfo(name, version, dist.name if dist is not None else "fw-core", LOADED)
+
+
+def _blocked(info_: PluginInfo, allow: set[str] | None, blocked: set[str]) -> bool:
+    """Mark a plugin the selection leaves out as blocked, with the reason; True if it is."""
+    name = info_.name
+    if name == CORE or (name not in blocked and (allow is None or name in allow)):
+        return False
+    info_.state = BLOCKED
+    if name in blocked:
+        info_.reason = "blocked by FW_DISABLE_PLUGINS"
+        info_.fix = f"remove {name} from FW_DISABLE_PLUGINS to load it"
+    else:
+        info_.reason = "not in the selected plugins (FW_PLUGINS / fw.plugins.use)"
+        info_.fix = f"add {name} to FW_PLUGINS (or fw.plugins.use([...])) to load it"
+    return True
 
 
 def load() -> list[PluginInfo]:
     """(Re)discover plugins and rebuild every table. Called at import and by :func:`use`."""
+    from . import plugin_isolation
+
     _unconfigure()
     allow, blocked = _selection()
+    if plugin_isolation.isolating_command():
+        allow = set()  # `fw plugins --isolate` loads every plugin in a child process instead
     pm = pluggy.PluginManager("fw")
     pm.add_hookspecs(hookspecs)
     infos: dict[str, PluginInfo] = {}
     modules = {}
-    for name, source, version, dist in _candidates():
-        dist_name = dist.metadata["Name"] if dist is not None else "fw-core"
-        info_ = PluginInfo(name, version, dist_name, LOADED)
-        infos[name] = info_
-        if name != CORE and (name in blocked or (allow is not None and name not in allow)):
-            info_.state = BLOCKED
-            info_.reason = ("blocked by FW_DISABLE_PLUGINS" if name in blocked
-                            else "not in the selected plugins (FW_PLUGINS / fw.plugins.use)")
-            info_.fix = (f"remove {name} from FW_DISABLE_PLUGINS to load it" if name in blocked
-                         else f"add {name} to FW_PLUGINS (or fw.plugins.use([...])) to load it")
-            continue
-        if dist is not None:
-            why = _incompatibility(dist)
-            if why:
-                _fail(info_, f"incompatible version: {why}",
-                      f"pip install -U {dist_name} fw-core (or install a {dist_name} release "
-                      "built for this fw-core)")
+    with _traceback_on_crash():
+        for name, source, version, dist in _candidates():
+            info_ = infos[name] = _row(name, version, dist)
+            if _blocked(info_, allow, blocked):
                 continue
-        try:
-            module = source() if callable(source) and not hasattr(source, "load") else source.load()
-        except Exception as exc:
-            _fail(info_, f"import error: {type(exc).__name__}: {exc}",
-                  f"reinstall it (pip install --force-reinstall {dist_name}) or block it with "
-                  f"FW_DISABLE_PLUGINS={name}")
-            continue
-        try:
-            pm.register(module, name=name)
-        except pluggy.PluginValidationError as exc:
-            _fail(info_, f"bad hook implementation: {exc}",
-                  "match the hook signatures in fw_core/hookspecs.py (docs/plugins.md), or block "
-                  f"it with FW_DISABLE_PLUGINS={name}")
-            continue
-        except ValueError:  # pluggy: this module is already registered under another name
-            other = pm.get_name(module)
-            _fail(info_, f"its module {getattr(module, '__name__', module)} is already loaded "
-                  f"as plugin {other}", f"uninstall one of the two distributions ({dist_name}, "
-                  f"{infos[other].distribution}), or block it with FW_DISABLE_PLUGINS={name}")
-            continue
-        unknown = [c.name for c in pm.get_hookcallers(module) or () if not c.has_spec()]
-        if unknown:
-            pm.unregister(module)
-            _fail(info_, f"implements unknown hook(s) {', '.join(unknown)}",
-                  "check the spelling against fw_core/hookspecs.py (docs/plugins.md)")
-            continue
-        modules[name] = module
+            module = _import(info_, source, dist)
+            if module is not None and _register(pm, module, info_, infos):
+                modules[name] = module
 
-    records = _collect(pm, modules, infos)
-    _freeze(records, infos)
-    _forget_failed(pm, modules, records, infos)  # failed by a conflict: no fw_configure
-    _tables.infos, _tables.manager = infos, pm
-    _configure(pm, infos)
-    if _forget_failed(pm, modules, records, infos):  # failed in fw_configure: drop its records
+        records = _collect(pm, modules, infos)
         _freeze(records, infos)
+        _tables.infos, _tables.manager = infos, pm
+        _configure(pm, infos)
+        if _forget_failed(pm, modules, records, infos):  # failed in fw_configure: drop its records
+            _freeze(records, infos)
     return list(infos.values())
+
+
+def _import(info_: PluginInfo, source, dist):
+    """A plugin's module, or None when it failed (the reason set on ``info_``). The time of its
+    first import in this process is kept in ``info_.import_seconds``."""
+    name, dist_name = info_.name, info_.distribution
+    if dist is not None:
+        why = _incompatibility(dist)
+        if why:
+            _fail(info_, f"incompatible version: {why}",
+                  f"pip install -U {dist_name} fw-core (or install a {dist_name} release "
+                  "built for this fw-core)")
+            return None
+    if not hasattr(source, "load"):  # fw_core's builtins, or a plugin registered in-process
+        return source()
+    started = time.perf_counter()
+    try:
+        return source.load()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # sys.exit() at import, too, is this plugin's failure only
+        _fail(info_, f"import error: {_describe(exc)}",
+              f"reinstall it (pip install --force-reinstall {dist_name}) or block it with "
+              f"FW_DISABLE_PLUGINS={name}")
+        return None
+    finally:
+        seconds = _tables.import_seconds.setdefault(name, time.perf_counter() - started)
+        info_.import_seconds = round(seconds, 4)
+
+
+def _register(pm, module, info_: PluginInfo, infos) -> bool:
+    """Register a plugin's hooks with pluggy; False (and the reason) if they are malformed."""
+    name = info_.name
+    try:
+        pm.register(module, name=name)
+    except pluggy.PluginValidationError as exc:
+        _fail(info_, f"bad hook implementation: {exc}",
+              "match the hook signatures in fw_core/hookspecs.py (docs/plugins.md), or block "
+              f"it with FW_DISABLE_PLUGINS={name}")
+        return False
+    except ValueError:  # pluggy: this module is already registered under another name
+        other = pm.get_name(module)
+        _fail(info_, f"its module {getattr(module, '__name__', module)} is already loaded "
+              f"as plugin {other}", f"uninstall one of the two distributions "
+              f"({info_.distribution}, {infos[other].distribution}), or block it with "
+              f"FW_DISABLE_PLUGINS={name}")
+        return False
+    unknown = [c.name for c in pm.get_hookcallers(module) or () if not c.has_spec()]
+    if unknown:
+        pm.unregister(module)
+        _fail(info_, f"implements unknown hook(s) {', '.join(unknown)}",
+              "check the spelling against fw_core/hookspecs.py (docs/plugins.md)")
+        return False
+    return True
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception a plugin raised, for its reason line."""
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else repr(exc.code)
+        return f"SystemExit: it called sys.exit({code})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.contextmanager
+def _traceback_on_crash():
+    """While plugins load, a crash of the interpreter (a segfault in a plugin's native code)
+    prints a Python traceback naming the plugin's file, instead of ending the process in
+    silence. Left as it was if faulthandler is on already, or stderr is no file."""
+    if faulthandler.is_enabled():
+        yield
+        return
+    try:
+        faulthandler.enable()
+    except (AttributeError, ValueError, OSError, RuntimeError):  # stderr None, or no fileno
+        yield
+        return
+    try:
+        yield
+    finally:
+        faulthandler.disable()
+
+
+def _import_notes(info_: PluginInfo) -> list[str]:
+    """The warning for a plugin whose import takes more than :data:`SLOW_IMPORT_SECONDS`."""
+    seconds = info_.import_seconds
+    if seconds is None or seconds <= SLOW_IMPORT_SECONDS:
+        return []
+    return [f"slow import: importing it took {seconds:.1f} s, which every `import fw_core` "
+            f"waits for; block it where it is not used (FW_DISABLE_PLUGINS={info_.name}), or "
+            "ask its authors to import heavy dependencies when first needed"]
 
 
 def _forget_failed(pm, modules, records, infos) -> bool:
@@ -314,7 +436,9 @@ def _collect(pm, modules, infos) -> dict[str, dict[str, list]]:
                                             f"expected {record_type.__name__} records")
                         items.append(item)
                 mine[key] = items
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a sys.exit() in a hook fails that plugin only
             _fail(infos[name], f"{type(exc).__name__} in its hooks: {exc}",
                   f"fix the plugin's hook, or block it with FW_DISABLE_PLUGINS={name}")
             pm.unregister(module)
@@ -324,27 +448,18 @@ def _collect(pm, modules, infos) -> dict[str, dict[str, list]]:
 
 
 def _freeze(records, infos) -> None:
-    """Validate everything together, fail conflicting plugins, then build the tables."""
+    """Settle conflicts (:mod:`fw_core.plugin_conflicts`), then build the tables."""
     from .ops import registry
 
-    while True:
-        culprit = _first_conflict(records)
-        if culprit is None:
-            break
-        name, reason, fix = culprit
-        _fail(infos[name], reason, fix)
-        del records[name]
-
+    settled = plugin_conflicts.settle(records)
     ops: dict[str, OpDef] = {}
     devices: dict[str, DeviceSpec] = {}
-    owners: dict[str, str] = {}
     unavailable: dict[str, str] = {}
-    for name, mine in records.items():
+    for mine in settled.records.values():
         for op in mine["ops"]:
             ops[op.name] = op
         for spec in mine["devices"]:
             devices[spec.name] = spec
-            owners[spec.name] = name
             reason = _unavailable_reason(spec)
             if reason:
                 unavailable[spec.name] = reason
@@ -353,30 +468,9 @@ def _freeze(records, infos) -> None:
     registry.OPS.clear()
     registry.OPS.update(ops)
 
-    chosen: dict[tuple[str, str], tuple[KernelSpec, str]] = {}
-    _tables.dispatch_notes = {}
-    for name, mine in records.items():
-        infos[name].notes.clear()  # this freeze's notes only (load may freeze twice)
-        for spec in mine["kernels"]:
-            if spec.op not in ops or spec.device not in devices:
-                missing = "op" if spec.op not in ops else "device"
-                infos[name].notes.append(
-                    f"kernel {spec.op}@{spec.device} ignored: no {missing} "
-                    f"{spec.op if missing == 'op' else spec.device!r} is loaded")
-                continue
-            key = (spec.op, spec.device)
-            previous = chosen.get(key)
-            if previous is None or spec.priority > previous[0].priority:
-                if previous is not None:
-                    _tables.dispatch_notes[key] = (
-                        f"priority {spec.priority} beats {previous[1]} (priority "
-                        f"{previous[0].priority})")
-                chosen[key] = (spec, name)
-            elif previous is not None:
-                _tables.dispatch_notes[key] = (
-                    f"priority {previous[0].priority} beats {name} (priority {spec.priority})")
+    _tables.dispatch_notes = dict(settled.why)
     _tables.kernel_owner = {}
-    for (op_name, device), (spec, owner) in chosen.items():
+    for (op_name, device), (spec, owner) in settled.kernels.items():
         ops[op_name].kernels[device] = _restricted(spec, owner) if spec.dtypes else spec.fn
         _tables.kernel_owner[(op_name, device)] = owner
 
@@ -384,13 +478,15 @@ def _freeze(records, infos) -> None:
     for i in infos.values():
         if i.state in (BLOCKED, FAILED) and i.name.startswith("fw_"):
             blocked_hint[i.name[3:]] = f"plugin {i.name} is {i.state}: {i.reason}; {i.fix}"
-    device_registry.reset(devices, unavailable, owners)
+    device_registry.reset(devices, unavailable, settled.device_owner)
     device_registry.blocked_hint = blocked_hint
 
     _tables.fusion_rules = {}
     _tables.memory_policies = {}
     inspectors: dict[str, Inspector] = {}
-    for name, mine in records.items():
+    for name, info_ in infos.items():
+        info_.notes = [*_import_notes(info_), *settled.notes.get(name, ())]
+    for name, mine in settled.records.items():
         for rule in mine["fusion_rules"]:
             _tables.fusion_rules.setdefault(rule.device, []).append(rule)
         for policy in mine["memory_policies"]:
@@ -416,31 +512,6 @@ def _freeze(records, infos) -> None:
     from . import inspect
 
     inspect._reset(inspectors)
-
-
-def _first_conflict(records):
-    """(plugin, reason, fix) for the first later plugin that clashes with an earlier one."""
-    seen: dict[tuple, tuple[str, int]] = {}
-    for name, mine in records.items():
-        for family, key_of in (("ops", lambda r: r.name), ("devices", lambda r: r.name),
-                               ("inspectors", lambda r: r.name)):
-            for record in mine[family]:
-                key = (family, key_of(record))
-                if key in seen and seen[key][0] != name:
-                    return (name, f"{family[:-1]} {key[1]!r} is already registered by plugin "
-                            f"{seen[key][0]}", "rename it, or block one of the two with "
-                            "FW_DISABLE_PLUGINS")
-                seen[key] = (name, 0)
-        for spec in mine["kernels"]:
-            key = ("kernel", spec.op, spec.device)
-            if key in seen and seen[key][0] != name and seen[key][1] == spec.priority:
-                return (name, f"kernel for {spec.op} on {spec.device} conflicts with plugin "
-                        f"{seen[key][0]}: both have priority {spec.priority}",
-                        f"give one KernelSpec a higher priority=, or block one plugin with "
-                        f"FW_DISABLE_PLUGINS={name}")
-            if key not in seen or spec.priority > seen[key][1]:
-                seen[key] = (name, spec.priority)
-    return None
 
 
 def _unavailable_reason(spec: DeviceSpec) -> str | None:
@@ -479,7 +550,9 @@ def _configure(pm, infos) -> None:
         name = pm.get_name(impl.plugin)
         try:
             impl.function(config=config)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             _fail(infos[name], f"{type(exc).__name__} in fw_configure: {exc}",
                   f"fix the plugin's fw_configure, or block it with FW_DISABLE_PLUGINS={name}")
 

@@ -151,7 +151,8 @@ class KernelSpec:
         dtypes: names of the dtypes it handles (None: all the op accepts). Other dtypes raise
             a DTypeError naming the kernel's plugin.
         priority: when two plugins register the same (op, device), the higher priority wins;
-            equal priorities are a conflict reported against the later plugin.
+            at equal priority the plugin providing the device wins (else the first in load
+            order), and the other kernel is refused with a note naming both.
     """
 
     op: str

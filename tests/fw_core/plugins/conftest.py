@@ -3,9 +3,9 @@
 ``site`` installs fixture plugins (``fixture_plugins/*.py``) the way pip would leave them: the
 module next to a ``<name>-<version>.dist-info`` folder holding ``METADATA`` and
 ``entry_points.txt`` (group ``fw.plugins``). Each plugin gets its own folder on ``PYTHONPATH``,
-in install order, so discovery order (which plugin is "later" in a conflict) is the install
-order. Checks run in a fresh interpreter, so discovery happens exactly as for a user; the
-manager is never patched.
+in install order, ahead of the environment's site-packages; fw loads plugins by name whatever
+that order is (the conflict tests rely on it). Checks run in a fresh interpreter, so discovery
+happens exactly as for a user; the manager is never patched.
 """
 
 from __future__ import annotations
@@ -102,13 +102,44 @@ def site(tmp_path: Path) -> Site:
 
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory) -> Site:
-    """A messy environment, in this discovery order: working plugins next to every kind of
+    """A messy environment, in this ``sys.path`` order: working plugins next to every kind of
     broken one (see each fixture plugin's docstring)."""
     site = Site(tmp_path_factory.mktemp("zoo"))
     for module in ("fw_toy", "fw_fastadd", "fw_dupadd", "fw_broken", "fw_badsig", "fw_typo",
-                   "fw_raising", "fw_wrongrecord", "fw_badconfig", "fw_toyfork", "fw_addop"):
+                   "fw_raising", "fw_wrongrecord", "fw_badconfig", "fw_toyfork", "fw_addop",
+                   "fw_betterrelu", "fw_altcpu", "fw_sysexit", "fw_genexit", "fw_baseexc",
+                   "fw_exithook"):
         site.install(module)
     site.install("fw_cube", requires="fw-core>=9")  # a release built for a future fw-core
     # an old distribution publishing the same module under its former plugin name
     site.install("fw_toy", dist="fw-toy-legacy", entry_name="fw_toy_legacy", copy_module=False)
     return site
+
+
+@pytest.fixture(scope="session")
+def loaded(zoo) -> dict:
+    """What one fresh interpreter saw of the zoo: every row, the dispatch table, and the
+    results of ops that the contested kernels serve."""
+    return zoo.python("""
+        import dataclasses
+        out["plugins"] = {i.name: dataclasses.asdict(i) for i in fw.plugins.info()}
+        out["order"] = [i.name for i in fw.plugins.info()]
+        x = fw.tensor([1.0, 2.0])
+        out["add"], out["exp"] = (x + x).tolist(), fw.exp(x * 0.0).tolist()
+        out["relu"] = fw.relu(fw.tensor([-1.0, 2.0])).tolist()
+        out["toy"] = (x.to("toy") * x.to("toy")).tolist()
+        out["alt"] = (x.to("alt") + x.to("alt")).to("cpu").tolist()
+        out["ops"] = sorted(fw.OPS)
+        out["inspectors"] = fw.inspect.registered()
+        out["devices"] = sorted(fw.available_devices())
+        out["dispatch"] = {f"{r['op']}@{r['device']}": [r["plugin"], r["why"]]
+                           for r in fw.plugins.dispatch_table()}
+        import fw_betterrelu, fw_fastadd
+        out["betterrelu_calls"] = fw_betterrelu.CALLS
+        out["fastadd_calls"] = fw_fastadd.CALLS
+        out["fastadd_configured"] = [list(c.plugins) for c in fw_fastadd.CONFIGURED]
+        try:
+            fw.plugins.require("fw_broken")
+        except errors.PluginError as e:
+            out["require"] = str(e)
+    """)

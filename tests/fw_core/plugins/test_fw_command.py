@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_table import parse, table
 
 import fw_core as fw
 from fw_core.cli import main
@@ -20,28 +21,16 @@ def run(capsys, *argv):
     return code, captured.out, captured.err
 
 
-def table(text):
-    """``fw plugins`` output as {plugin: (version, state, provides, lines under the row)}."""
-    rows, under = {}, []
-    for line in text.splitlines()[1:]:
-        if line[0].isspace():
-            under.append(line.strip())
-        else:
-            name, version, state, provides = re.split(r"\s{2,}", line, maxsplit=3)
-            under = []
-            rows[name] = (version, state, provides, under)
-    return rows
-
-
 # -- fw plugins, installed set ------------------------------------------------------------------
 def test_plugins_table_lists_every_installed_plugin(capsys):
     code, out, err = run(capsys, "plugins")
     assert code == 0 and err == ""
-    assert out.splitlines()[0].split() == ["PLUGIN", "VERSION", "STATE", "PROVIDES"]
-    rows = table(out)
-    assert rows["fw_core"] == (fw.__version__, "loaded", f"ops: {len(fw.OPS)}", [])
+    assert out.splitlines()[0].split() == ["PLUGIN", "VERSION", "STATE", "IMPORT", "PROVIDES"]
+    rows = parse(out)
+    assert rows["fw_core"] == (fw.__version__, "loaded", "-", f"ops: {len(fw.OPS)}", [])
     assert rows["fw_cpu"][1] == "loaded"
-    assert rows["fw_cpu"][2].startswith("devices: cpu; kernels: ")
+    assert re.fullmatch(r"\d+ ms|\d+\.\d s", rows["fw_cpu"][2])
+    assert rows["fw_cpu"][3].startswith("devices: cpu; kernels: ")
 
 
 def test_plugins_json_has_every_field(capsys):
@@ -50,7 +39,8 @@ def test_plugins_json_has_every_field(capsys):
     assert code == 0 and data["fw_core"] == fw.__version__
     cpu = next(p for p in data["plugins"] if p["name"] == "fw_cpu")
     assert set(cpu) == {"name", "version", "distribution", "state", "reason", "fix", "provides",
-                        "notes"}
+                        "notes", "import_seconds"}
+    assert cpu["import_seconds"] > 0 and data["isolated"] is False
     assert cpu["distribution"] == "fw-cpu" and cpu["state"] == "loaded"
     assert "relu@cpu" in cpu["provides"]["kernels"]
     assert {"op": "relu", "device": "cpu", "plugin": "fw_cpu",
@@ -143,11 +133,11 @@ def test_plugins_table_explains_every_plugin_that_is_not_loaded(zoo):
     done = zoo.fw("plugins", FW_DISABLE_PLUGINS="fw_badconfig")
     assert done.returncode == 0, done.stderr
     rows = table(done.stdout)
-    assert rows["fw_fastadd"] == ("0.1.0", "loaded", "kernels: add@cpu", [])
-    assert rows["fw_dupadd"] == ("0.1.0", "failed", "-", [
-        "reason: kernel for add on cpu conflicts with plugin fw_fastadd: both have priority 10",
-        "fix:    give one KernelSpec a higher priority=, or block one plugin with",
-        "FW_DISABLE_PLUGINS=fw_dupadd"])
+    assert rows["fw_dupadd"] == ("0.1.0", "loaded", "kernels: add@cpu", [])
+    assert rows["fw_fastadd"] == ("0.1.0", "loaded", "-", [
+        "note:   kernel add@cpu refused: plugin fw_dupadd has one of the same priority 10, which "
+        "runs", "(fw_dupadd loads first: fw_core, then plugins by name). Give yours priority=11 "
+        "or more", "to replace it, or block one of the two with FW_DISABLE_PLUGINS=fw_fastadd"])
     assert rows["fw_broken"][3][0] == ("reason: import error: ModuleNotFoundError: No module "
                                        "named 'fw_missing_dependency'")
     assert rows["fw_toy"][3] == ["note:   kernel cube@toy ignored: no op 'cube' is loaded"]
@@ -167,8 +157,10 @@ def test_plugins_json_and_verbose_for_broken_and_blocked_plugins(zoo):
     assert states["fw_broken"] == "blocked" and states["fw_typo"] == "failed"
     assert states["fw_toy"] == "loaded"
     verbose = zoo.fw("plugins", "--verbose").stdout
-    assert ("      add@cpu runs fw_fastadd's kernel: priority 10 beats fw_cpu (priority 0)"
-            in verbose)
+    assert ("      add@cpu runs fw_dupadd's kernel: priority 10, tied with fw_fastadd (fw_dupadd "
+            "loads first:\n") in verbose
+    assert "      exp@cpu runs fw_betterrelu's kernel: priority 1 beats fw_cpu (priority 0)\n" \
+        in verbose
     assert "    kernels on toy (3): add, cube, mul" in verbose
 
 
@@ -183,3 +175,19 @@ def test_no_device_state_and_custom_op_through_the_command(site):
     described = site.fw("describe", "cube").stdout
     assert described.startswith("cube: x ** 3, elementwise.\n")
     assert "  kernels:      cpu: fw_cube (only kernel registered)" in described
+
+
+def test_slow_import_is_shown_and_warned_about(site):
+    site.install("fw_slow").install("fw_toy")  # fw_slow sleeps 1.05 s at import
+    done = site.fw("plugins")
+    assert done.returncode == 0
+    rows = parse(done.stdout)
+    version, state, seconds, provides, under = rows["fw_slow"]
+    assert (state, provides) == ("loaded", "kernels: cube@cpu")
+    assert re.fullmatch(r"1\.\d s", seconds)
+    assert " ".join(under).startswith(f"note:   slow import: importing it took {seconds}, which "
+                                      "every `import fw_core` waits for; block it where it is "
+                                      "not used (FW_DISABLE_PLUGINS=fw_slow)")
+    assert re.fullmatch(r"\d+ ms", rows["fw_toy"][2])
+    assert f"fw: warning: plugin fw_slow took {seconds} to import" in done.stderr
+    assert "fw_toy" not in done.stderr

@@ -1,29 +1,10 @@
 """Broken plugins each fail alone, with a reason naming what is wrong and a fix; the rest of
-fw keeps working. All cases share one environment (the ``zoo``), loaded once."""
+fw keeps working. All cases share one environment (the ``zoo``), loaded once (``loaded``)."""
 
 import pytest
 
-
-@pytest.fixture(scope="module")
-def loaded(zoo):
-    return zoo.python("""
-        import dataclasses
-        out["plugins"] = {i.name: dataclasses.asdict(i) for i in fw.plugins.info()}
-        x = fw.tensor([1.0, 2.0])
-        out["add"], out["exp"] = (x + x).tolist(), fw.exp(x * 0.0).tolist()
-        out["toy"] = (x.to("toy") * x.to("toy")).tolist()
-        out["ops"] = sorted(fw.OPS)
-        out["inspectors"] = fw.inspect.registered()
-        out["devices"] = sorted(fw.available_devices())
-        out["add_cpu"] = next(r for r in fw.plugins.dispatch_table()
-                              if (r["op"], r["device"]) == ("add", "cpu"))
-        import fw_dupadd
-        out["dupadd_configured"] = len(fw_dupadd.CONFIGURED)
-        try:
-            fw.plugins.require("fw_broken")
-        except errors.PluginError as e:
-            out["require"] = str(e)
-    """)
+import fw_core as fw
+from fw_core import hookimpl
 
 
 def plugin(loaded, name):
@@ -32,29 +13,49 @@ def plugin(loaded, name):
 
 def test_the_rest_keeps_working(loaded):
     expected = {
-        "fw_core": "loaded", "fw_toy": "loaded", "fw_fastadd": "loaded", "fw_dupadd": "failed",
+        "fw_core": "loaded", "fw_toy": "loaded", "fw_fastadd": "loaded", "fw_dupadd": "loaded",
         "fw_broken": "failed", "fw_badsig": "failed", "fw_typo": "failed",
         "fw_raising": "failed", "fw_wrongrecord": "failed", "fw_badconfig": "failed",
-        "fw_toyfork": "failed", "fw_addop": "failed", "fw_cube": "failed",
-        "fw_toy_legacy": "failed", "fw_cpu": "loaded"}
+        "fw_toyfork": "loaded", "fw_addop": "loaded", "fw_cube": "failed",
+        "fw_toy_legacy": "failed", "fw_cpu": "loaded", "fw_betterrelu": "loaded",
+        "fw_altcpu": "loaded", "fw_sysexit": "failed", "fw_genexit": "failed",
+        "fw_baseexc": "failed", "fw_exithook": "failed"}
     assert {name: plugin(loaded, name)["state"] for name in expected} == expected
     assert loaded["add"] == [2.0, 4.0] and loaded["exp"] == [1.0, 1.0]
     assert loaded["toy"] == [1.0, 4.0]
-    assert {"cpu", "toy"} <= set(loaded["devices"])
+    assert {"cpu", "toy", "alt"} <= set(loaded["devices"])
     for name in expected:
         p = plugin(loaded, name)
         if p["state"] == "failed":
             assert p["reason"] and p["fix"], name
 
 
-def test_equal_priority_kernels_fail_the_later_plugin_naming_both(loaded):
-    p = plugin(loaded, "fw_dupadd")
-    assert p["reason"] == ("kernel for add on cpu conflicts with plugin fw_fastadd: both have "
-                           "priority 10")
-    assert "priority=" in p["fix"] and "FW_DISABLE_PLUGINS=fw_dupadd" in p["fix"]
-    assert p["provides"] == {}
-    assert loaded["add_cpu"]["plugin"] == "fw_fastadd"
-    assert loaded["dupadd_configured"] == 0  # a failed plugin is not configured
+@pytest.mark.parametrize("name, reason", [
+    ("fw_sysexit", "import error: SystemExit: it called sys.exit(3)"),
+    ("fw_genexit", "import error: GeneratorExit: closed while importing"),
+    ("fw_baseexc", "import error: LicenseAbort: no seat left on the license server"),
+])
+def test_base_exception_at_import_fails_that_plugin_like_an_import_error(loaded, name, reason):
+    p = plugin(loaded, name)
+    assert (p["state"], p["reason"]) == ("failed", reason)
+    assert p["fix"] == (f"reinstall it (pip install --force-reinstall {name.replace('_', '-')}) "
+                        f"or block it with FW_DISABLE_PLUGINS={name}")
+    assert p["provides"] == {} and p["import_seconds"] >= 0
+
+
+def test_sys_exit_in_a_hook_fails_that_plugin(loaded):
+    p = plugin(loaded, "fw_exithook")
+    assert p["reason"] == "SystemExit in its hooks: no GPU found, giving up"
+    assert p["fix"].endswith("FW_DISABLE_PLUGINS=fw_exithook")
+
+
+def test_import_time_is_measured_for_every_imported_plugin(loaded):
+    seconds = {name: p["import_seconds"] for name, p in loaded["plugins"].items()}
+    assert seconds["fw_core"] is None  # nothing of it is imported as a plugin
+    assert seconds["fw_cube"] is None  # refused before its import (incompatible fw-core)
+    for name in ("fw_toy", "fw_cpu", "fw_broken", "fw_sysexit", "fw_typo"):
+        assert isinstance(seconds[name], float) and 0 <= seconds[name] < 60, name
+    assert not any(n.startswith("slow import") for n in plugin(loaded, "fw_toy")["notes"])
 
 
 def test_import_error_is_reported_with_the_exception(loaded):
@@ -114,9 +115,19 @@ def test_same_module_under_two_plugin_names_fails_the_second(loaded):
     assert "(fw-toy-legacy, fw-toy)" in p["fix"]
 
 
-def test_device_and_op_names_of_another_plugin_fail_the_later_plugin(loaded):
-    p = plugin(loaded, "fw_toyfork")
-    assert p["reason"] == "device 'toy' is already registered by plugin fw_toy"
-    assert p["fix"] == "rename it, or block one of the two with FW_DISABLE_PLUGINS"
-    p = plugin(loaded, "fw_addop")
-    assert p["reason"] == "op 'add' is already registered by plugin fw_core"
+class _CtrlC:
+    """A plugin whose hook is interrupted by the user (Ctrl-C)."""
+
+    @hookimpl
+    def fw_register_kernels(self):
+        raise KeyboardInterrupt
+
+
+def test_keyboard_interrupt_in_a_plugin_is_not_swallowed():
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fw.plugins.register(_CtrlC(), "ctrl_c_plugin")
+    finally:
+        fw.plugins.unregister("ctrl_c_plugin")
+    assert "ctrl_c_plugin" not in {i.name for i in fw.plugins.info()}
+    assert fw.relu(fw.tensor([-1.0, 3.0])).tolist() == [0.0, 3.0]

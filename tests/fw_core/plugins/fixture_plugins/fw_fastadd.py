@@ -1,4 +1,8 @@
-"""Overrides fw_cpu's ``add`` kernel with a higher priority (and counts its calls)."""
+"""Overrides fw_cpu's ``add`` kernel with a higher priority (and counts its calls).
+
+``CONFIGURED`` collects the PluginConfig of every ``fw_configure`` call: a plugin that lost a
+kernel to a tie still loads and is configured.
+"""
 
 import numpy as np
 
@@ -6,6 +10,7 @@ from fw_core import hookimpl
 from fw_core.records import KernelSpec
 
 CALLS: list[str] = []
+CONFIGURED: list = []
 
 
 def _add(a, b):
@@ -16,3 +21,8 @@ def _add(a, b):
 @hookimpl
 def fw_register_kernels():
     return [KernelSpec(op="add", device="cpu", fn=_add, priority=10)]
+
+
+@hookimpl
+def fw_configure(config):
+    CONFIGURED.append(config)
