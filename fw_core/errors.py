@@ -52,6 +52,12 @@ class DTypeError(FwError, TypeError):
     """A dtype an op, device or conversion does not support."""
 
 
+class MissingKeyError(FwError, KeyError):
+    """A name that is not in a mapping fw keeps (a ModuleDict entry, ...); also a KeyError."""
+
+    __str__ = FwError.__str__  # not KeyError's repr() of the message
+
+
 class DeviceError(FwError, RuntimeError):
     """A device that is missing, unavailable, or mixed with another in one op."""
 
@@ -86,4 +92,20 @@ class NonFiniteError(FwError, RuntimeError):
 
 
 class ArgumentError(FwError, ValueError):
-    """A hyperparameter outside the range an optimizer or scheduler accepts (lr < 0, ...)."""
+    """An argument outside the range an op, layer, optimizer or scheduler accepts
+    (``arange(step=0)``, ``Dropout(1.5)``, ``Conv2d(kernel_size=0)``, ``lr < 0``, ...)."""
+
+
+class ArgumentTypeError(FwError, TypeError):
+    """An argument of a type that cannot work: a Python list where a tensor goes, a float
+    where a size goes, a number where a module goes, or a call with the wrong arguments."""
+
+
+class OutOfMemoryError(FwError, MemoryError):
+    """An allocation larger than the device can give: the message says how many bytes were
+    asked for and what the device has."""
+
+
+class DivisionByZeroError(FwError, ZeroDivisionError, RuntimeError):
+    """Integer division or remainder by zero (a float division gives inf or NaN instead).
+    Also a ``RuntimeError``, as PyTorch raises for integer tensors."""

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from .. import dtypes as _dt
-from ..errors import DTypeError, ShapeError
+from .._state import state
+from ..device import Device
+from ..errors import ArgumentError, DTypeError, FwError, ShapeError
 from ..records import TensorSpec
 
 
@@ -56,6 +62,10 @@ def promote(*items, float_result: bool = False) -> _dt.DType:
 def normalize_dim(dim: int, ndim: int, op: str | None = None) -> int:
     """``dim`` as a non-negative axis of an ``ndim``-dimensional tensor, or a ShapeError."""
     bound = max(ndim, 1)
+    if dim.__class__ is not int and not isinstance(dim, numbers.Integral):
+        raise ShapeError(f"dim must be an int, got {type(dim).__name__} {dim!r}", op=op,
+                         hint=f"pass one dimension as an int in [{-bound}, {bound - 1}], e.g. "
+                         "dim=-1 for the last")
     if not -bound <= dim < bound:
         raise ShapeError(
             f"dimension {dim} is out of range for a {ndim}-d tensor",
@@ -85,15 +95,76 @@ def require_floating(spec: TensorSpec, op: str) -> None:
         )
 
 
-def describe(values) -> str:
-    """'float32[3, 4] on cpu, 2.0' for a list of tensors and scalars (error messages)."""
-    parts = []
-    for v in values:
-        data = getattr(v, "_data", None)
-        if data is None:
-            parts.append(repr(v))
-        else:
-            shape = ", ".join(map(str, data.shape))
-            parts.append(f"{_dt.BY_NUMPY.get(data.dtype, data.dtype)!s}[{shape}] on {v._device}"
-                         .replace("fw.", ""))
+def describe(values=(), **named) -> str:
+    """What arrived, for an error's ``inputs:`` line: tensors as dtype, shape and device, other
+    values as a short repr; keywords follow as ``name=value``.
+
+    >>> describe((fw.ones(3, 4), 2.0), dim=None)
+    'float32[3, 4] on cpu, 2.0, dim=None'
+    """
+    parts = [_describe_one(v) for v in values if v is not None]  # None: an absent input
+    parts += [f"{name}={_describe_one(v)}" for name, v in named.items()]
     return ", ".join(parts)
+
+
+_LONGEST = 60  # characters of a value's repr an inputs line shows
+_PLAIN = (bool, numbers.Number, str, bytes, type(None))
+
+
+def _plain(v) -> bool:
+    """A value whose repr reads well: scalars, strings and sequences of them."""
+    return isinstance(v, _PLAIN) or (isinstance(v, (list, tuple)) and all(map(_plain, v)))
+
+
+def _describe_one(v) -> str:
+    data = getattr(v, "_data", None)
+    if data is not None and hasattr(v, "_device"):
+        shape = ", ".join(map(str, data.shape))
+        dtype = _dt.BY_NUMPY.get(data.dtype)
+        return f"{dtype.name if dtype else data.dtype}[{shape}] on {v._device}"
+    if isinstance(v, _dt.DType):
+        return v.name
+    if isinstance(v, Device):
+        return str(v)
+    if isinstance(v, np.dtype):
+        dtype = _dt.BY_NUMPY.get(v)
+        return dtype.name if dtype else str(v)
+    if isinstance(v, np.ndarray):
+        return f"numpy.ndarray {v.dtype}[{', '.join(map(str, v.shape))}]"
+    if isinstance(v, (list, tuple)) and not _plain(v):
+        inner = ", ".join(_describe_one(item) for item in v[:8]) + (", ..." if len(v) > 8 else "")
+        return f"[{inner}]" if isinstance(v, list) else f"({inner})"
+    if isinstance(v, type):
+        return v.__qualname__
+    text = repr(v)
+    if _plain(v) or isinstance(v, (range, dict, slice)):
+        return text if len(text) <= _LONGEST else text[:_LONGEST - 3] + "..."
+    name = getattr(v, "__name__", None) if callable(v) else None
+    if name is not None:
+        return f"{type(v).__name__} {name}"
+    return type(v).__name__ if len(text) > _LONGEST or text.startswith("<") else text
+
+
+def given(args: tuple):
+    """What a ``*sizes`` argument was given as: ``f(2, 3)`` shows (2, 3), ``f((2, 3))`` too."""
+    return args[0] if len(args) == 1 else args
+
+
+def located(err: FwError, op: str | None, values=(), **named) -> FwError:
+    """``err`` with the op, the running module and what arrived filled in where it lacks them
+    (an error raised by a shared check deep inside an op learns where it happened)."""
+    if err.op is None:
+        err.op = op
+    if err.module is None:
+        err.module = state.module_path or None
+    if err.inputs is None:
+        err.inputs = describe(values, **named)
+    return err
+
+
+def argument_error(op: str, message: str, hint: str, *, error: type = ArgumentError,
+                   values=(), **named) -> FwError:
+    """An error for an argument ``op`` cannot take, with what arrived as its inputs line:
+    ``raise argument_error("Dropout", "p must be in [0, 1], got 1.5", "...", p=1.5)``."""
+    return error(message, op=op, module=state.module_path or None,
+                 inputs=describe(values, **named), hint=hint)
