@@ -6,20 +6,24 @@ __all__ = ["arange", "as_tensor", "clone", "empty", "empty_like", "eye", "from_n
            "full_like", "linspace", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
            "randn_like", "randperm", "tensor", "zeros", "zeros_like"]
 
+import math
 import numbers
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
 from ..device import get as get_device
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, FwError, ShapeError
 from ..random import default_generator
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
-from .dispatch import apply, finish, missing_kernel
+from .allocation import check_allocation, out_of_memory
+from .dispatch import apply, finish, missing_kernel, not_a_tensor
+from .meta import describe, given, located
 from .registry import define_op
 
 _NOT_DIFFERENTIABLE = anchors.flat("creates values from its arguments: no input to "
@@ -92,21 +96,54 @@ def _resolve(dtype, device, default=None):
 
 
 def _shape_args(shape) -> tuple[int, ...]:
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+    """``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` as a tuple of non-negative ints."""
+    if len(shape) == 1 and isinstance(shape[0], Iterable) and not isinstance(shape[0], str) \
+            and getattr(shape[0], "ndim", 1) != 0:
         shape = tuple(shape[0])
     try:
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(operator.index(s) for s in shape)
     except TypeError:
-        raise ShapeError(f"a shape must be integers, got {shape!r}",
-                         hint="e.g. fw.zeros(2, 3) or fw.zeros((2, 3))") from None
+        raise ArgumentTypeError(
+            f"a shape must be integers, got {', '.join(type(s).__name__ for s in shape)}",
+            hint="pass whole numbers, e.g. fw.zeros(2, 3) or fw.zeros((2, 3)); "
+            "int(n) converts a float that holds one") from None
     if any(s < 0 for s in shape):
-        raise ShapeError(f"negative dimension in shape {shape}", hint="sizes must be >= 0")
+        raise ShapeError(f"negative dimension in shape {shape}",
+                         hint="sizes must be >= 0; to size one dimension from the others use "
+                         "reshape(-1, ...) on an existing tensor")
     return shape
+
+
+def _count(value, what: str) -> int:
+    """``value`` as an int >= 0 (a number of elements, rows or steps)."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise ArgumentTypeError(f"{what} must be an integer, got {type(value).__name__} "
+                                f"{value!r}", hint=f"pass a whole number of {what}") from None
+    if value < 0:
+        raise ArgumentError(f"{what} must be >= 0, got {value}",
+                            hint=f"pass a non-negative number of {what}")
+    return value
 
 
 def _run_creation(op, device, attrs) -> Tensor:
     kernel = op.kernels.get(device.type) or missing_kernel(op, device)
-    return finish(op, (), attrs, kernel(**attrs), device)
+    try:
+        out = kernel(**attrs)
+    except MemoryError:
+        raise out_of_memory(op.name, op.meta(**attrs), device, attrs) from None
+    return finish(op, (), attrs, out, device)
+
+
+def _created(op, device, attrs, requires_grad: bool, shape=None) -> Tensor:
+    """Run creation ``op`` after checking that its result (of ``shape``, else the meta
+    rule's) fits on ``device``."""
+    if shape is None:
+        shape = op.meta(**attrs).shape
+    check_allocation(op.name, shape, attrs["dtype"], device, attrs)
+    out = _run_creation(op, device, attrs)
+    return out.requires_grad_() if requires_grad else out
 
 
 def _from_host(array: np.ndarray, device, requires_grad=False) -> Tensor:
@@ -143,6 +180,54 @@ def _host_array(data, dtype: _dt.DType | None) -> np.ndarray:
     return array
 
 
+def _converted(op: str, data, dtype, device) -> tuple[np.ndarray, object]:
+    """(the host array, the device) for ``tensor``/``as_tensor``, or an error naming ``op``
+    and, for ragged nested lists, where the lengths differ."""
+    try:
+        dtype = None if dtype is None else _dt.as_dtype(dtype)
+        device = get_device("cpu" if device is None else device)
+        try:
+            return _host_array(data, dtype), device
+        except FwError:
+            raise
+        except (ValueError, TypeError) as exc:
+            raise _not_an_array(data, exc) from None
+    except FwError as err:
+        raise located(err, op, data=data, dtype=dtype, device=device) from None
+
+
+def _not_an_array(data, exc: Exception) -> FwError:
+    where = _ragged_at(data) if isinstance(data, (list, tuple)) else None
+    if where is not None:
+        return ShapeError(f"the nested lists are ragged: {where}",
+                          hint="a tensor is rectangular: give every row the same length (pad "
+                          "the short ones), or keep ragged data as a list of tensors")
+    return DTypeError(f"cannot make a tensor of {type(data).__name__} ({exc})",
+                      hint="pass numbers, (nested) lists or tuples of numbers, a NumPy array "
+                      "or a tensor")
+
+
+def _ragged_at(data, path: str = "") -> str | None:
+    """Where nested sequence ``data`` stops being rectangular, in words, or None."""
+    nested = [isinstance(d, (list, tuple)) for d in data]
+    if any(nested) and not all(nested):
+        first = nested.index(not nested[0])
+        return (f"item {path}[{first}] is {'a list' if nested[first] else 'a number'} but "
+                f"item {path}[0] is {'a list' if nested[0] else 'a number'}")
+    if not any(nested):
+        return None
+    lengths = [len(d) for d in data]
+    for i, n in enumerate(lengths):
+        if n != lengths[0]:
+            return (f"item {path}[{i}] has {n} elements but item {path}[0] has "
+                    f"{lengths[0]}")
+    for i, d in enumerate(data):
+        where = _ragged_at(d, f"{path}[{i}]")
+        if where is not None:
+            return where
+    return None
+
+
 def _flat(data):
     for d in data:
         if isinstance(d, (list, tuple)):
@@ -160,9 +245,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     >>> fw.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).shape
     (2, 2)
     """
-    dtype = None if dtype is None else _dt.as_dtype(dtype)
-    device = get_device("cpu" if device is None else device)
-    array = _host_array(data, dtype)
+    array, device = _converted("tensor", data, dtype, device)
     return _from_host(np.array(array, copy=True), device, requires_grad)
 
 
@@ -174,8 +257,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if dtype is not None or device is not None:
             out = data.to(device=device, dtype=dtype)
         return out
-    device = get_device("cpu" if device is None else device)
-    array = _host_array(data, None if dtype is None else _dt.as_dtype(dtype))
+    array, device = _converted("as_tensor", data, dtype, device)
     return _from_host(array, device)
 
 
@@ -188,73 +270,117 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _from_host(array, get_device("cpu"))
 
 
+def _filled(op, shape, dtype, device, requires_grad, **attrs) -> Tensor:
+    """zeros, ones, empty and full: a tensor of ``shape`` made by ``op``'s kernel."""
+    try:
+        dtype, device = _resolve(dtype, device)
+        sizes = _shape_args(shape)
+        attrs = {"shape": sizes, **attrs, "dtype": dtype.numpy}
+        return _created(op, device, attrs, requires_grad, sizes)
+    except FwError as err:
+        raise located(err, op.name, shape=given(shape), dtype=dtype, device=device) from None
+
+
 def zeros(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros: ``fw.zeros(2, 3)`` or ``fw.zeros((2, 3))``."""
-    dtype, device = _resolve(dtype, device)
-    out = _run_creation(ZEROS, device, {"shape": _shape_args(shape), "dtype": dtype.numpy})
-    return out.requires_grad_() if requires_grad else out
+    """A tensor of zeros: ``fw.zeros(2, 3)`` or ``fw.zeros((2, 3))``.
+
+    Raises ShapeError for a negative size, ArgumentTypeError for a size that is not an int,
+    and OutOfMemoryError (before allocating) for more bytes than the device has.
+    """
+    return _filled(ZEROS, shape, dtype, device, requires_grad)
 
 
 def ones(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ones."""
-    dtype, device = _resolve(dtype, device)
-    out = _run_creation(ONES, device, {"shape": _shape_args(shape), "dtype": dtype.numpy})
-    return out.requires_grad_() if requires_grad else out
+    """A tensor of ones (sizes checked as in :func:`zeros`)."""
+    return _filled(ONES, shape, dtype, device, requires_grad)
 
 
 def empty(*shape, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (fast; fill it before reading)."""
-    dtype, device = _resolve(dtype, device)
-    out = _run_creation(EMPTY, device, {"shape": _shape_args(shape), "dtype": dtype.numpy})
-    return out.requires_grad_() if requires_grad else out
+    return _filled(EMPTY, shape, dtype, device, requires_grad)
 
 
 def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value`` (dtype inferred from it if not given)."""
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()
+    if isinstance(fill_value, str) or not isinstance(fill_value, numbers.Number):
+        raise DTypeError(f"fill_value must be a number, got {type(fill_value).__name__}",
+                         op="full", inputs=describe(shape=shape, fill_value=fill_value),
+                         hint="pass an int, float or bool, e.g. fw.full((2, 3), 7.0)")
     if dtype is None:
         dtype = _dt.result_type_with_scalar(_dt.bool_, fill_value)
-    dtype, device = _resolve(dtype, device)
-    shape = _shape_args((shape,) if isinstance(shape, numbers.Integral) else tuple(shape))
-    out = _run_creation(FULL, device, {"shape": shape, "fill_value": fill_value,
-                                       "dtype": dtype.numpy})
-    return out.requires_grad_() if requires_grad else out
+    return _filled(FULL, (shape,), dtype, device, requires_grad, fill_value=fill_value)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None) -> Tensor:
-    """``fw.arange(5)``, ``fw.arange(1, 10, 2)``: int64 for integer arguments, else float32."""
+    """``fw.arange(5)``, ``fw.arange(1, 10, 2)``: int64 for integer arguments, else float32.
+
+    Raises ArgumentError for step 0, a NaN or infinite bound, or a step that points away from
+    ``end`` (as PyTorch).
+    """
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
-    integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-    default = _dt.default_int if integral else _dt.default_float
-    dtype, device = _resolve(dtype, device, default)
-    return _run_creation(ARANGE, device, {"start": start, "end": end, "step": step,
-                                          "dtype": dtype.numpy})
+    try:
+        for name, value in (("start", start), ("end", end), ("step", step)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ArgumentTypeError(f"{name} must be a number, got {type(value).__name__}",
+                                        hint="pass ints or floats")
+            if not math.isfinite(value):
+                raise ArgumentError(f"{name} must be finite, got {value}",
+                                    hint="pass finite bounds, e.g. fw.arange(0, 10)")
+        if step == 0:
+            raise ArgumentError("step must be nonzero",
+                                hint="pass a positive step to count up, a negative one down")
+        if (end - start) * step < 0:
+            raise ArgumentError(f"step {step} points away from end: {start} -> {end} never "
+                                "arrives", hint=f"use step={-step}, or swap start and end")
+        integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        default = _dt.default_int if integral else _dt.default_float
+        dtype, device = _resolve(dtype, device, default)
+        attrs = {"start": start, "end": end, "step": step, "dtype": dtype.numpy}
+        return _created(ARANGE, device, attrs, False)
+    except FwError as err:
+        raise located(err, "arange", start=start, end=end, step=step) from None
 
 
 def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dtype, device = _resolve(dtype, device)
-    return _run_creation(LINSPACE, device, {"start": start, "end": end, "steps": int(steps),
-                                            "dtype": dtype.numpy})
+    try:
+        dtype, device = _resolve(dtype, device)
+        attrs = {"start": start, "end": end, "steps": _count(steps, "steps"),
+                 "dtype": dtype.numpy}
+        return _created(LINSPACE, device, attrs, False)
+    except FwError as err:
+        raise located(err, "linspace", start=start, end=end, steps=steps) from None
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
     """The n x m identity matrix (square if m is None)."""
-    dtype, device = _resolve(dtype, device)
-    return _run_creation(EYE, device, {"n": int(n), "m": int(n if m is None else m),
-                                       "dtype": dtype.numpy})
+    try:
+        dtype, device = _resolve(dtype, device)
+        rows, cols = _shape_args((n, n if m is None else m))
+        return _created(EYE, device, {"n": rows, "m": cols, "dtype": dtype.numpy}, False)
+    except FwError as err:
+        raise located(err, "eye", n=n, m=m) from None
 
 
-def _random(draw, shape, dtype, device, generator, requires_grad):
-    dtype, device = _resolve(dtype, device)
-    shape = _shape_args(shape)
+def _random(op: str, draw, shape, dtype, device, generator, requires_grad):
+    try:
+        dtype, device = _resolve(dtype, device)
+        shape = _shape_args(shape)
+        check_allocation(op, shape, dtype, device, {"shape": shape, "dtype": dtype})
+    except FwError as err:
+        raise located(err, op, shape=given(shape), dtype=dtype, device=device) from None
     generator = generator or default_generator
 
     def make():
-        return device.spec.from_numpy(np.asarray(draw(generator.numpy, shape),
-                                                 dtype=dtype.numpy), device.index)
+        try:
+            drawn = draw(generator.numpy, shape)
+            return device.spec.from_numpy(np.asarray(drawn, dtype=dtype.numpy), device.index)
+        except MemoryError:
+            raise out_of_memory(op, TensorSpec(shape, dtype), device,
+                                {"shape": shape, "dtype": dtype}) from None
 
     return _host_drawn(make, device, requires_grad, "a random tensor")
 
@@ -271,35 +397,52 @@ def _host_drawn(make, device, requires_grad=False, what="a random tensor") -> Te
 
 def rand(*shape, dtype=None, device=None, generator=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _random(lambda rng, s: rng.random(s), shape, dtype, device, generator, requires_grad)
+    return _random("rand", lambda rng, s: rng.random(s), shape, dtype, device, generator,
+                   requires_grad)
 
 
 def randn(*shape, dtype=None, device=None, generator=None, requires_grad=False) -> Tensor:
     """Standard normal samples."""
-    return _random(lambda rng, s: rng.standard_normal(s), shape, dtype, device, generator,
-                   requires_grad)
+    return _random("randn", lambda rng, s: rng.standard_normal(s), shape, dtype, device,
+                   generator, requires_grad)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, generator=None) -> Tensor:
-    """Integers uniform in [low, high) (``randint(high, size=...)`` for low = 0); int64."""
+    """Integers uniform in [low, high) (``randint(high, size=...)`` for low = 0); int64.
+
+    Raises ArgumentError unless low < high (the range must hold at least one integer).
+    """
     if high is None:
         low, high = 0, low
+    if not low < high:
+        raise ArgumentError(f"the range [{low}, {high}) holds no integer: low must be < high",
+                            op="randint", inputs=describe(low=low, high=high, size=size),
+                            hint="high is exclusive: randint(0, 10) draws 0..9, randint(5, 6) "
+                            "always 5")
     dtype = _dt.default_int if dtype is None else dtype
-    return _random(lambda rng, s: rng.integers(low, high, s), (tuple(size),), dtype, device,
+    size = (size,) if isinstance(size, numbers.Integral) else size
+    return _random("randint", lambda rng, s: rng.integers(low, high, s), size, dtype, device,
                    generator, False)
 
 
 def randperm(n: int, device=None, generator=None) -> Tensor:
     """A random permutation of 0 .. n-1 (int64)."""
+    try:
+        count = _count(n, "elements")
+        device = get_device("cpu" if device is None else device)
+        check_allocation("randperm", (count,), _dt.int64, device, {"n": n})
+    except FwError as err:
+        raise located(err, "randperm", n=n) from None
     generator = generator or default_generator
-    device = get_device("cpu" if device is None else device)
     return _host_drawn(lambda: device.spec.from_numpy(
-        generator.numpy.permutation(int(n)).astype(np.int64), device.index), device,
+        generator.numpy.permutation(count).astype(np.int64), device.index), device,
         what="a random permutation")
 
 
 def _like(fn):
     def like(x, dtype=None, device=None, **kwargs):
+        if not isinstance(x, Tensor):
+            raise not_a_tensor(like.__name__, x)
         return fn(x.shape, dtype=dtype or x.dtype, device=device or x.device, **kwargs)
 
     like.__name__ = like.__qualname__ = fn.__name__ + "_like"
@@ -313,6 +456,8 @@ zeros_like, ones_like, empty_like, rand_like, randn_like = map(_like, (
 
 def full_like(x, fill_value, dtype=None, device=None) -> Tensor:
     """A tensor like ``x`` filled with ``fill_value``."""
+    if not isinstance(x, Tensor):
+        raise not_a_tensor("full_like", x)
     return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x.device)
 
 

@@ -12,9 +12,10 @@ import warnings
 from .. import dtypes as _dt
 from .._state import state
 from ..autograd.node import Node
-from ..errors import DeviceError, FwError, KernelError, UnsupportedError
+from ..errors import ArgumentTypeError, DeviceError, FwError, KernelError, UnsupportedError
 from ..tensor import Tensor
-from .meta import describe, spec_of
+from .allocation import out_of_memory
+from .meta import describe, located, spec_of
 
 _wrap = Tensor._wrap
 _EMPTY: dict = {}
@@ -24,21 +25,25 @@ _SCALAR_TYPES = (int, float, bool)
 
 def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
     """Run ``op`` on a tuple of tensors (all on one device) with keyword attributes."""
-    first = inputs[0]
-    device = first._device
-    count = len(inputs)
-    if count == 1:
-        arrays = (first._data,)
-    elif count == 2:  # unrolled: the common binary case (matmul, linear without bias, ...)
-        second = inputs[1]
-        if second._device is not device:
-            raise mixed_devices(op, inputs)
-        arrays = (first._data, second._data)
-    else:
-        for t in inputs:
-            if t._device is not device:
+    try:
+        first = inputs[0]
+        device = first._device
+        count = len(inputs)
+        if count == 1:
+            arrays = (first._data,)
+        elif count == 2:  # unrolled: the common binary case (matmul, linear without bias, ...)
+            second = inputs[1]
+            if second._device is not device:
                 raise mixed_devices(op, inputs)
-        arrays = [t._data for t in inputs]
+            arrays = (first._data, second._data)
+        else:
+            for t in inputs:
+                if t._device is not device:
+                    raise mixed_devices(op, inputs)
+            arrays = [t._data for t in inputs]
+    except AttributeError:
+        raise not_a_tensor(op, next((t for t in inputs if not isinstance(t, Tensor)),
+                                    inputs[0]), inputs) from None
     if op.float_result:
         arrays = [a if a.dtype.kind == "f" else a.astype(_dt.default_float.numpy)
                   for a in arrays]
@@ -48,8 +53,8 @@ def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
         kernel = missing_kernel(op, device)
     try:
         out = kernel(*arrays, **attrs) if attrs else kernel(*arrays)
-    except FwError:
-        raise
+    except FwError as err:
+        raise located(err, op.name, inputs) from None
     except Exception as exc:
         raise explain_failure(op, inputs, attrs, exc) from exc
     return finish(op, inputs, attrs, out, device)
@@ -89,8 +94,8 @@ def apply_unary(op, x) -> Tensor:
         kernel = missing_kernel(op, device)
     try:
         out = kernel(data)
-    except FwError:
-        raise
+    except FwError as err:
+        raise located(err, op.name, (x,)) from None
     except Exception as exc:
         raise explain_failure(op, (x,), _EMPTY, exc) from exc
     return finish(op, (x,), _EMPTY, out, device)
@@ -127,8 +132,8 @@ def _binary_tensors(op, a, b):
         kernel = missing_kernel(op, device)
     try:
         out = kernel(ad, bd)
-    except FwError:
-        raise
+    except FwError as err:
+        raise located(err, op.name, (a, b)) from None
     except Exception as exc:
         raise explain_failure(op, (a, b), _EMPTY, exc) from exc
     return finish(op, (a, b), _EMPTY, out, device)
@@ -150,8 +155,8 @@ def _binary_scalar(op, tensor, scalar, left, right, scalar_first):
         kernel = missing_kernel(op, device)
     try:
         out = kernel(scalar, data) if scalar_first else kernel(data, scalar)
-    except FwError:
-        raise
+    except FwError as err:
+        raise located(err, op.name, (left, right)) from None
     except Exception as exc:
         raise explain_failure(op, (left, right), _EMPTY, exc) from exc
     return finish(op, (left, right), _EMPTY, out, device)
@@ -210,10 +215,13 @@ def check_tensors(op, *values, allow_none: bool = False) -> None:
             raise not_a_tensor(op, v)
 
 
-def not_a_tensor(op, value) -> FwError:
-    return FwError(
-        f"expected a Tensor, got {type(value).__name__}", op=op.name,
-        module=state.module_path or None,
+def not_a_tensor(op, value, inputs=None) -> ArgumentTypeError:
+    """The error for a value that is not a Tensor where ``op`` (an op or a layer's name)
+    needs one; ``inputs`` is everything that arrived, when more than ``value``."""
+    return ArgumentTypeError(
+        f"expected a Tensor, got {type(value).__name__}",
+        op=op if isinstance(op, str) else op.name, module=state.module_path or None,
+        inputs=describe((value,) if inputs is None else inputs),
         hint="wrap the value with fw.tensor(...) first",
     )
 
@@ -233,14 +241,14 @@ def explain_failure(op, inputs, attrs, exc) -> FwError:
     module = state.module_path or None
     meta_note = ""
     try:
-        op.meta(*(spec_of(t) for t in inputs), **attrs)
+        out = op.meta(*(spec_of(t) for t in inputs), **attrs)
     except FwError as err:
-        err.op = err.op or op.name
-        err.module = err.module or module
-        err.inputs = err.inputs or describe(inputs)
-        return err
+        return located(err, op.name, inputs)
     except Exception as meta_exc:  # a broken meta rule: say so next to the kernel's error
         meta_note = f" (the meta rule failed too: {type(meta_exc).__name__}: {meta_exc})"
+    else:
+        if isinstance(exc, MemoryError):  # valid inputs, but the result does not fit
+            return out_of_memory(op.name, out, _device_of(inputs), describe(inputs))
     from .. import plugins
 
     return KernelError(
@@ -249,3 +257,7 @@ def explain_failure(op, inputs, attrs, exc) -> FwError:
         hint=f"this looks like a bug in plugin {plugins.kernel_owner(op.name, inputs)}; "
         "report it with the shapes above",
     )
+
+
+def _device_of(inputs):
+    return next(t._device for t in inputs if isinstance(t, Tensor))
