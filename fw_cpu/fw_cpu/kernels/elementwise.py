@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from fw_core.errors import DivisionByZeroError
+
 from ..fast_math import Float32Kernels
 
 
@@ -61,6 +63,21 @@ def kernels(xp, special) -> dict:
             return fast("sigmoid", x)
         return special.expit(x).astype(x.dtype, copy=False)
 
+    def has_zero(b) -> bool:  # count_nonzero: 0.3 us where all() takes 1-2 us
+        return b == 0 if b.__class__ is int else xp.count_nonzero(b) != b.size
+
+    def floor_divide(a, b):
+        out = xp.floor_divide(a, b)
+        if out.dtype.kind in "iu" and has_zero(b):
+            raise _integer_division_by_zero()
+        return out
+
+    def remainder(a, b):
+        out = xp.remainder(a, b)
+        if out.dtype.kind in "iu" and has_zero(b):
+            raise _integer_division_by_zero()
+        return out
+
     def erf(x):
         if fast is not None and fast.applies(x):
             return fast("erf", x)
@@ -75,14 +92,22 @@ def kernels(xp, special) -> dict:
         "hardtanh": hardtanh, "clamp": clamp, "floor": xp.floor, "ceil": xp.ceil,
         "round": xp.round, "isnan": xp.isnan, "isinf": xp.isinf,
         "logical_not": xp.logical_not, "add": xp.add, "sub": xp.subtract, "mul": xp.multiply,
-        "div": xp.true_divide, "pow": xp.power, "remainder": xp.remainder,
-        "floor_divide": xp.floor_divide, "maximum": xp.maximum, "minimum": xp.minimum,
+        "div": xp.true_divide, "pow": xp.power, "remainder": remainder,
+        "floor_divide": floor_divide, "maximum": xp.maximum, "minimum": xp.minimum,
         "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
         "gt": xp.greater, "ge": xp.greater_equal, "logical_and": xp.logical_and,
         "logical_or": xp.logical_or, "where": where,
         "broadcast_to": lambda x, shape: xp.broadcast_to(x, shape),
         "sum_to": lambda x, shape: _sum_to(xp, x, shape),
     }
+
+
+def _integer_division_by_zero() -> DivisionByZeroError:
+    # NumPy gives 0 for an integer divided by 0; PyTorch raises, and so does fw
+    return DivisionByZeroError(
+        "integer division by zero: an integer result has no inf or NaN to hold it",
+        hint="divide floats instead (x.float() // y gives inf), or replace the zero divisors "
+        "first, e.g. fw.where(y == 0, 1, y)")
 
 
 def _sum_to(xp, x, shape):

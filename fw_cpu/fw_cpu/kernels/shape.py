@@ -2,12 +2,13 @@
 
 Index arrays arrive already normalised by ``fw_core.ops.shape`` (bool masks turned into integer
 positions, a trailing Ellipsis so that a fully indexed element stays a 0-d array). Values out of
-range surface as ShapeErrors naming the op; NumPy's own IndexError would only say "axis".
+range surface as IndexOutOfRangeErrors naming the op; NumPy's own IndexError would only
+say "axis".
 """
 
 from __future__ import annotations
 
-from fw_core.errors import ShapeError
+from fw_core.errors import IndexOutOfRangeError
 
 _NUMPY_PAD_MODE = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
                    "circular": "wrap"}
@@ -27,7 +28,7 @@ def _leading(shape, dim=None):
 
 def _indexed(kernel):
     """``kernel(x, index, ..., dim)`` that also takes 0-d tensors (as 1-element vectors: NumPy's
-    along-axis helpers need an axis) and reports out-of-range indices as ShapeErrors."""
+    along-axis helpers need an axis) and reports out-of-range indices as IndexOutOfRangeErrors."""
     op = kernel.__name__
 
     def run(x, index, *rest, dim):
@@ -37,8 +38,9 @@ def _indexed(kernel):
         try:
             return kernel(x, index, *rest, dim)
         except IndexError as exc:
-            raise ShapeError(f"index out of range along dimension {dim}: {exc}", op=op,
-                             hint="indices must be in [-size, size) of that dimension") from None
+            raise IndexOutOfRangeError(f"index out of range along dimension {dim}: {exc}", op=op,
+                                       hint="indices must be in [-size, size) of that "
+                                       "dimension") from None
 
     return run
 
