@@ -9,13 +9,12 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dt
-from .._state import state
 from ..errors import DTypeError, FwError, ShapeError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from .dispatch import apply
-from .meta import describe, spec_of
+from .meta import located, spec_of
 from .registry import define_op
 
 _MOVES = anchors.smooth("linear: it only moves elements, so each gradient flows back unchanged "
@@ -44,10 +43,7 @@ def _checked(op, inputs: tuple, attrs: dict) -> Tensor:
     try:
         op.meta(*(spec_of(t) for t in inputs), **attrs)
     except FwError as err:
-        err.op = err.op or op.name
-        err.module = err.module or state.module_path or None
-        err.inputs = err.inputs or describe(inputs)
-        raise
+        raise located(err, op.name, inputs) from None
     return apply(op, inputs, attrs)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import (
     DTypeError,
+    FwError,
     ShapeError,
     UnsupportedError,
 )
@@ -26,8 +27,8 @@ from .broadcast import sum_to
 from .creation import as_tensor
 from .dispatch import apply
 from .elementwise import where
-from .meta import broadcast_shapes, require_floating
-from .nn import DROPOUT, _keep_mask, _softmax_grad, bad_argument, meta_error, safe_softmax, softmax
+from .meta import argument_error, broadcast_shapes, located, require_floating
+from .nn import DROPOUT, _keep_mask, _softmax_grad, meta_error, safe_softmax, softmax
 from .registry import define_op
 
 
@@ -146,26 +147,32 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p: float = 0.0
     Raises:
         ShapeError: q, k, v or the mask do not fit; UnsupportedError: mask with is_causal.
     """
-    if is_causal and attn_mask is not None:
-        raise UnsupportedError("an explicit attn_mask cannot be combined with is_causal=True",
-                               op="scaled_dot_product_attention",
-                               hint="fold the causal mask into attn_mask (logical_and with a "
-                               "lower-triangular bool mask) and pass is_causal=False")
-    if not 0.0 <= dropout_p <= 1.0:
-        raise bad_argument("scaled_dot_product_attention", f"dropout_p must be in [0, 1], got "
-                           f"{dropout_p}", "pass the fraction of attention weights to drop")
-    if scale is None:
-        features = q._data.shape[-1] if q._data.ndim else 0
-        scale = 1.0 / math.sqrt(features) if features else 1.0
-    inputs = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
-    attrs = {"scale": float(scale), "is_causal": bool(is_causal), "dropout_p": float(dropout_p),
-             "has_mask": attn_mask is not None}
-    dtype = q._data.dtype
-    if dtype.kind != "f" or k._data.dtype != dtype or v._data.dtype != dtype or min(
-            q._data.ndim, k._data.ndim) < 2 or (attn_mask is not None and
-                                                 attn_mask._data.dtype.kind not in "bf"):
-        raise meta_error(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
-    if dropout_p > 0.0:
-        scores = broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-        inputs = (*inputs, _keep_mask(scores, dropout_p, q._device))
-    return apply(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
+    try:
+        if is_causal and attn_mask is not None:
+            raise UnsupportedError("an explicit attn_mask cannot be combined with is_causal=True",
+                                   op="scaled_dot_product_attention",
+                                   hint="fold the causal mask into attn_mask (logical_and with a "
+                                   "lower-triangular bool mask) and pass is_causal=False")
+        if not 0.0 <= dropout_p <= 1.0:
+            raise argument_error("scaled_dot_product_attention", f"dropout_p must be in [0, 1], "
+                                 f"got {dropout_p}",
+                                 "pass the fraction of attention weights to drop",
+                                 values=(q, k, v), dropout_p=dropout_p)
+        if scale is None:
+            features = q._data.shape[-1] if q._data.ndim else 0
+            scale = 1.0 / math.sqrt(features) if features else 1.0
+        inputs = (q, k, v) if attn_mask is None else (q, k, v, attn_mask)
+        attrs = {"scale": float(scale), "is_causal": bool(is_causal), "dropout_p": float(dropout_p),
+                 "has_mask": attn_mask is not None}
+        dtype = q._data.dtype
+        if dtype.kind != "f" or k._data.dtype != dtype or v._data.dtype != dtype or min(
+                q._data.ndim, k._data.ndim) < 2 or (attn_mask is not None and
+                                                     attn_mask._data.dtype.kind not in "bf"):
+            raise meta_error(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
+        if dropout_p > 0.0:
+            scores = broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+            inputs = (*inputs, _keep_mask(scores, dropout_p, q._device))
+        return apply(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
+    except FwError as err:
+        raise located(err, "scaled_dot_product_attention", (q, k, v), attn_mask=attn_mask,
+                      dropout_p=dropout_p, is_causal=is_causal, scale=scale) from None

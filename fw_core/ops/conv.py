@@ -18,14 +18,16 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "conv1d", "conv2d", "conv_transp
            "conv_transpose2d", "interpolate", "max_pool2d"]
 
 import math
+import operator
 from typing import NamedTuple
 
 from .. import dtypes as _dt
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, FwError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from .dispatch import apply, check_tensors
+from .meta import located
 from .reduction import sum as _sum
 from .registry import define_op
 
@@ -39,7 +41,8 @@ _CONV_ANCHOR = anchors.smooth("bilinear in input and weight: the gradient w.r.t.
 def _ints(value, n: int, what: str, op: str) -> tuple[int, ...]:
     """An int or a sequence of n ints (or of 1, repeated) as a tuple of n ints."""
     try:
-        values = (int(value),) if isinstance(value, int) else tuple(int(v) for v in value)
+        values = (operator.index(value),) if not hasattr(value, "__iter__") else tuple(
+            operator.index(v) for v in value)
     except (TypeError, ValueError):
         raise ShapeError(f"{what} must be an int or {n} ints, got {value!r}", op=op,
                          hint=f"e.g. {what}=2 or {what}={(2,) * n}") from None
@@ -81,10 +84,35 @@ def _check_window(op: str, kernel_size, stride, padding, dilation) -> None:
                              hint="use padding <= kernel_size // 2")
 
 
-def _check_divisor(divisor_override) -> None:
+def check_divisor(divisor_override, op: str = "avg_pool2d") -> None:
     if divisor_override is not None and divisor_override < 1:
         raise ShapeError(f"divisor_override must be >= 1, got {divisor_override}",
-                         op="avg_pool2d", hint="use divisor_override=None for the window size")
+                         op=op, hint="use divisor_override=None for the window size")
+
+
+def check_conv_geometry(op: str, n: int, kernel_size, stride, dilation, padding,
+                        output_padding=None) -> tuple:
+    """(kernel_size, stride, dilation, padding, output_padding) as tuples of ``n`` ints, checked
+    as the convolution ops check them (padding may stay 'valid'/'same'; output_padding None
+    when not given): for a layer to refuse bad arguments when it is built, under its name."""
+    kernel = _ints(kernel_size, n, "kernel_size", op)
+    _positive(kernel, "kernel_size", op)
+    stride = _ints(stride, n, "stride", op)
+    dilation = _ints(dilation, n, "dilation", op)
+    _check_steps(op, stride, dilation)
+    if not isinstance(padding, str):
+        padding = _ints(padding, n, "padding", op)
+        _positive(padding, "padding", op, least=0)
+    if output_padding is not None:
+        output_padding = _ints(output_padding, n, "output_padding", op)
+        _check_output_padding(op, output_padding, stride, dilation)
+    return kernel, stride, dilation, padding, output_padding
+
+
+def check_groups(op: str, groups, in_channels: int, out_channels: int) -> None:
+    """Both channel counts divisible by ``groups`` (>= 1), or a ShapeError naming ``op``."""
+    _check_groups(op, groups, in_channels, "in_channels")
+    _check_groups(op, groups, out_channels, "out_channels")
 
 
 def _conv_padding(padding, n, kernel, stride, dilation, op) -> tuple[tuple[int, int], ...]:
@@ -166,7 +194,8 @@ def _check_weight(op: str, weight, n: int, layout: str) -> tuple[int, ...]:
     if len(shape) != n + 2 or 0 in shape[2:]:
         raise ShapeError(f"weight must be {n + 2}-d ({layout}, *kernel_size) with a non-empty "
                          f"kernel, got shape {_shape_text(shape)}", op=op,
-                         hint=f"a {n}-d convolution's weight has {n} kernel dimensions")
+                         hint=f"a {n}-d convolution's weight has {n} kernel dimensions, each of "
+                         "size >= 1")
     return shape
 
 
@@ -479,7 +508,7 @@ def _linear_pair(name, doc, signature, meta, structure, back_structure):
 def _avg_pool_meta(x, *, kernel_size, stride, padding, ceil_mode, count_include_pad,
                    divisor_override):
     _floats("avg_pool2d", x)
-    _check_divisor(divisor_override)
+    check_divisor(divisor_override)
     return TensorSpec(_pool_meta("avg_pool2d", x, kernel_size, stride, padding,
                                  ceil_mode=ceil_mode), x.dtype)
 
@@ -537,29 +566,41 @@ UPSAMPLE_BILINEAR2D, UPSAMPLE_BILINEAR2D_BACKWARD = _linear_pair(
 
 # -- the public functions -------------------------------------------------------------------------
 def _convolve(n, x, weight, bias, stride, padding, dilation, groups):
-    ops = _CONV[n]
-    check_tensors(ops.conv, x, weight, bias, allow_none=True)
-    stride = _ints(stride, n, "stride", ops.conv.name)
-    dilation = _ints(dilation, n, "dilation", ops.conv.name)
-    _check_steps(ops.conv.name, stride, dilation)
-    attrs = {"stride": stride, "dilation": dilation, "groups": int(groups),
-             "padding": _conv_padding(padding, n, weight.shape[2:], stride, dilation,
-                                      ops.conv.name)}
-    return apply(ops.conv, (x, weight) if bias is None else (x, weight, bias), attrs)
+    op = _CONV[n].conv
+    try:
+        check_tensors(op, x, weight, bias, allow_none=True)
+        # an empty kernel runs without complaint (a result of zeros): refuse it up front
+        _check_weight(op.name, weight, n, "out_channels, in_channels / groups")
+        strides = _ints(stride, n, "stride", op.name)
+        dilations = _ints(dilation, n, "dilation", op.name)
+        _check_steps(op.name, strides, dilations)
+        attrs = {"stride": strides, "dilation": dilations, "groups": int(groups),
+                 "padding": _conv_padding(padding, n, weight.shape[2:], strides, dilations,
+                                          op.name)}
+        return apply(op, (x, weight) if bias is None else (x, weight, bias), attrs)
+    except FwError as err:
+        raise located(err, op.name, (x, weight, bias), stride=stride, padding=padding,
+                      dilation=dilation, groups=groups) from None
 
 
 def _convolve_transposed(n, x, weight, bias, stride, padding, output_padding, groups, dilation):
     op = _CONV[n].transpose
-    check_tensors(op, x, weight, bias, allow_none=True)
-    padding = _ints(padding, n, "padding", op.name)
-    _positive(padding, "padding", op.name, least=0)
-    attrs = {"stride": _ints(stride, n, "stride", op.name),
-             "padding": tuple((p, p) for p in padding),
-             "output_padding": _ints(output_padding, n, "output_padding", op.name),
-             "dilation": _ints(dilation, n, "dilation", op.name), "groups": int(groups)}
-    _check_steps(op.name, attrs["stride"], attrs["dilation"])
-    _check_output_padding(op.name, attrs["output_padding"], attrs["stride"], attrs["dilation"])
-    return apply(op, (x, weight) if bias is None else (x, weight, bias), attrs)
+    try:
+        check_tensors(op, x, weight, bias, allow_none=True)
+        _check_weight(op.name, weight, n, "in_channels, out_channels / groups")
+        pads = _ints(padding, n, "padding", op.name)
+        _positive(pads, "padding", op.name, least=0)
+        attrs = {"stride": _ints(stride, n, "stride", op.name),
+                 "padding": tuple((p, p) for p in pads),
+                 "output_padding": _ints(output_padding, n, "output_padding", op.name),
+                 "dilation": _ints(dilation, n, "dilation", op.name), "groups": int(groups)}
+        _check_steps(op.name, attrs["stride"], attrs["dilation"])
+        _check_output_padding(op.name, attrs["output_padding"], attrs["stride"],
+                              attrs["dilation"])
+        return apply(op, (x, weight) if bias is None else (x, weight, bias), attrs)
+    except FwError as err:
+        raise located(err, op.name, (x, weight, bias), stride=stride, padding=padding,
+                      output_padding=output_padding) from None
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
@@ -610,15 +651,22 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                                 dilation)
 
 
-def _pool_attrs(op, kernel_size, stride, padding, dilation=1):
+def check_window(op: str, kernel_size, stride, padding, dilation=1) -> dict:
+    """A 2-d pooling window's kernel_size, stride (None: the kernel size), padding and
+    dilation as pairs of ints, checked (sizes >= 1, padding at most half the window)."""
     kernel = _ints(kernel_size, 2, "kernel_size", op)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+    stride = kernel if stride is None or (hasattr(stride, "__len__") and len(stride) == 0) \
         else _ints(stride, 2, "stride", op)
-    attrs = {"kernel_size": kernel, "stride": stride, "padding": _ints(padding, 2, "padding", op)}
-    dilation = _ints(dilation, 2, "dilation", op)
-    _check_window(op, kernel, stride, attrs["padding"], dilation)
-    if op == "max_pool2d":
-        attrs["dilation"] = dilation
+    window = {"kernel_size": kernel, "stride": stride, "padding": _ints(padding, 2, "padding", op),
+              "dilation": _ints(dilation, 2, "dilation", op)}
+    _check_window(op, kernel, stride, window["padding"], window["dilation"])
+    return window
+
+
+def _pool_attrs(op, kernel_size, stride, padding, dilation=1):
+    attrs = check_window(op, kernel_size, stride, padding, dilation)
+    if op != "max_pool2d":  # only max pooling has a dilation
+        del attrs["dilation"]
     return attrs
 
 
@@ -631,13 +679,18 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     where each maximum was, as int64 flat indices h * W + w into the input plane (the first
     maximum among ties, as PyTorch). Only the maxima receive gradient.
     """
-    check_tensors(MAX_POOL2D, input)
-    attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding, dilation)
-    attrs["ceil_mode"] = bool(ceil_mode)
-    out = apply(MAX_POOL2D, (input,), attrs)
-    if return_indices:
-        return out, apply(MAX_POOL2D_INDICES, (input,), attrs)
-    return out
+    try:
+        check_tensors(MAX_POOL2D, input)
+        attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding, dilation)
+        attrs["ceil_mode"] = bool(ceil_mode)
+        out = apply(MAX_POOL2D, (input,), attrs)
+        if return_indices:
+            return out, apply(MAX_POOL2D_INDICES, (input,), attrs)
+        return out
+    except FwError as err:
+        raise located(err, "max_pool2d", (input,), kernel_size=kernel_size, stride=stride,
+                      padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                      return_indices=return_indices) from None
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -648,24 +701,32 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     counted in the divisor unless ``count_include_pad=False``; ``ceil_mode`` keeps a last,
     partial window (its overhang is never counted); ``divisor_override`` replaces the divisor.
     """
-    check_tensors(AVG_POOL2D, input)
-    attrs = _pool_attrs("avg_pool2d", kernel_size, stride, padding)
-    _check_divisor(divisor_override)
-    attrs.update(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
-                 divisor_override=None if divisor_override is None else int(divisor_override))
-    return apply(AVG_POOL2D, (input,), attrs)
+    try:
+        check_tensors(AVG_POOL2D, input)
+        attrs = _pool_attrs("avg_pool2d", kernel_size, stride, padding)
+        check_divisor(divisor_override)
+        attrs.update(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                     divisor_override=None if divisor_override is None else int(divisor_override))
+        return apply(AVG_POOL2D, (input,), attrs)
+    except FwError as err:
+        raise located(err, "avg_pool2d", (input,), kernel_size=kernel_size, stride=stride,
+                      padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                      divisor_override=divisor_override) from None
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average (N, C, H, W) or (C, H, W) over an ``output_size`` grid of bins (int or (h, w);
     None keeps that dimension), whatever the input size: the pooling before a classifier."""
-    check_tensors(ADAPTIVE_AVG_POOL2D, input)
-    if isinstance(output_size, (tuple, list)) and len(output_size) == 2:
-        output_size = tuple(input.shape[-2 + i] if s is None else s
-                            for i, s in enumerate(output_size))
-    size = _ints(output_size, 2, "output_size", "adaptive_avg_pool2d")
-    _positive(size, "output_size", "adaptive_avg_pool2d")
-    return apply(ADAPTIVE_AVG_POOL2D, (input,), {"output_size": size})
+    try:
+        check_tensors(ADAPTIVE_AVG_POOL2D, input)
+        if isinstance(output_size, (tuple, list)) and len(output_size) == 2:
+            output_size = tuple(input.shape[-2 + i] if s is None else s
+                                for i, s in enumerate(output_size))
+        size = _ints(output_size, 2, "output_size", "adaptive_avg_pool2d")
+        _positive(size, "output_size", "adaptive_avg_pool2d")
+        return apply(ADAPTIVE_AVG_POOL2D, (input,), {"output_size": size})
+    except FwError as err:
+        raise located(err, "adaptive_avg_pool2d", (input,), output_size=output_size) from None
 
 
 def _scales(scale_factor, op) -> tuple[float, float]:
@@ -694,34 +755,39 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         recompute_scale_factor: True derives the sampling scale from the sizes rather than
             using ``1 / scale_factor`` (they differ when the product is not whole).
     """
-    op = "interpolate"
-    check_tensors(UPSAMPLE_NEAREST2D, input)
-    if mode not in ("nearest", "bilinear"):
-        raise UnsupportedError(f"mode {mode!r} is not implemented", op=op,
-                               hint="use mode='nearest' or mode='bilinear'")
-    if input._data.ndim != 4:
-        raise ShapeError(f"expects a 4-d input (N, C, H, W), got shape "
-                         f"{_shape_text(input.shape)}", op=op,
-                         hint="add a batch dimension with unsqueeze(0) for (C, H, W)")
-    if (size is None) == (scale_factor is None):
-        raise ShapeError("give exactly one of size and scale_factor", op=op,
-                         hint="e.g. interpolate(x, scale_factor=2) or interpolate(x, size=(64, "
-                              "64))")
-    if align_corners is not None and mode == "nearest":
-        raise ShapeError("align_corners only applies to mode='bilinear'", op=op,
-                         hint="leave align_corners=None with mode='nearest'")
-    if size is not None:
-        out = _ints(size, 2, "size", op)
-        scales = (None, None)
-    else:
-        factors = _scales(scale_factor, op)
-        out = tuple(math.floor(n * f) for n, f in zip(input.shape[-2:], factors))
-        scales = (None, None) if recompute_scale_factor else factors
-    _positive(out, "size", op)
-    if mode == "nearest":
-        return apply(UPSAMPLE_NEAREST2D, (input,), {"size": out, "scales": scales})
-    return apply(UPSAMPLE_BILINEAR2D, (input,),
-                 {"size": out, "align_corners": bool(align_corners), "scales": scales})
+    try:
+        op = "interpolate"
+        check_tensors(UPSAMPLE_NEAREST2D, input)
+        if mode not in ("nearest", "bilinear"):
+            raise UnsupportedError(f"mode {mode!r} is not implemented", op=op,
+                                   hint="use mode='nearest' or mode='bilinear'")
+        if input._data.ndim != 4:
+            raise ShapeError(f"expects a 4-d input (N, C, H, W), got shape "
+                             f"{_shape_text(input.shape)}", op=op,
+                             hint="add a batch dimension with unsqueeze(0) for (C, H, W)")
+        if (size is None) == (scale_factor is None):
+            raise ShapeError("give exactly one of size and scale_factor", op=op,
+                             hint="e.g. interpolate(x, scale_factor=2) or interpolate(x, size=(64, "
+                                  "64))")
+        if align_corners is not None and mode == "nearest":
+            raise ShapeError("align_corners only applies to mode='bilinear'", op=op,
+                             hint="leave align_corners=None with mode='nearest'")
+        if size is not None:
+            out = _ints(size, 2, "size", op)
+            scales = (None, None)
+        else:
+            factors = _scales(scale_factor, op)
+            out = tuple(math.floor(n * f) for n, f in zip(input.shape[-2:], factors))
+            scales = (None, None) if recompute_scale_factor else factors
+        _positive(out, "size", op)
+        if mode == "nearest":
+            return apply(UPSAMPLE_NEAREST2D, (input,), {"size": out, "scales": scales})
+        return apply(UPSAMPLE_BILINEAR2D, (input,),
+                     {"size": out, "align_corners": bool(align_corners), "scales": scales})
+    except FwError as err:
+        raise located(err, "interpolate", (input,), size=size, scale_factor=scale_factor, mode=mode,
+                      align_corners=align_corners,
+                      recompute_scale_factor=recompute_scale_factor) from None
 
 
 #: Tensor methods this family provides (none: convolutions and pools are functions)

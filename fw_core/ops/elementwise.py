@@ -16,12 +16,12 @@ __all__ = ["abs", "add", "ceil", "clamp", "cos", "div", "elu", "eq", "erf", "exp
 import math
 
 from .. import dtypes as _dt
-from ..errors import DTypeError
+from ..errors import DTypeError, FwError
 from ..records import Structure, TensorSpec
 from . import anchors
 from .broadcast import sum_to
 from .dispatch import apply, apply_binary, apply_unary
-from .meta import broadcast_shapes, promote
+from .meta import argument_error, broadcast_shapes, located, promote
 from .registry import define_op
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -413,7 +413,9 @@ def elu(x, alpha: float = 1.0):
 def gelu(x, approximate: str = "none"):
     """Gaussian error linear unit; ``approximate="tanh"`` for the tanh form."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise argument_error("gelu", f"approximate must be 'none' or 'tanh', got "
+                             f"{approximate!r}", "pass approximate='none' (exact) or 'tanh'",
+                             values=(x,), approximate=approximate)
     return apply(GELU, (x,), {"approximate": approximate})
 
 
@@ -437,22 +439,25 @@ def clamp(x, min: float | None = None, max: float | None = None):  # noqa: A002 
 def where(condition, a, b):
     """``a`` where ``condition`` is True, else ``b`` (broadcast); a and b may be Python scalars,
     which take the other operand's dtype category as in ``tensor op scalar``."""
-    from ..tensor import Tensor
-    from .creation import cast, full
+    try:
+        from ..tensor import Tensor
+        from .creation import cast, full
 
-    if not isinstance(condition, Tensor) or condition._data.dtype.kind != "b":
-        raise DTypeError(f"condition must be a bool tensor, got {_describe_operand(condition)}",
-                         op="where", hint="compare first, e.g. fw.where(x > 0, x, 0.0)")
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    if like is None:
-        dtype = _dt.default_float if float in (type(a), type(b)) else _dt.default_int
-        like = full((), a, dtype=dtype, device=condition.device)
-    a, b = (v if isinstance(v, Tensor) else full((), v, device=like.device, dtype=_dt.
-            result_type_with_scalar(like.dtype, v)) for v in (a, b))
-    if a._data.dtype != b._data.dtype:
-        common = _dt.promote_types(a.dtype, b.dtype)
-        a, b = cast(a, common), cast(b, common)
-    return apply(WHERE, (condition, a, b))
+        if not isinstance(condition, Tensor) or condition._data.dtype.kind != "b":
+            raise DTypeError(f"condition must be a bool tensor, got {_describe_operand(condition)}",
+                             op="where", hint="compare first, e.g. fw.where(x > 0, x, 0.0)")
+        like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+        if like is None:
+            dtype = _dt.default_float if float in (type(a), type(b)) else _dt.default_int
+            like = full((), a, dtype=dtype, device=condition.device)
+        a, b = (v if isinstance(v, Tensor) else full((), v, device=like.device, dtype=_dt.
+                result_type_with_scalar(like.dtype, v)) for v in (a, b))
+        if a._data.dtype != b._data.dtype:
+            common = _dt.promote_types(a.dtype, b.dtype)
+            a, b = cast(a, common), cast(b, common)
+        return apply(WHERE, (condition, a, b))
+    except FwError as err:
+        raise located(err, "where", (condition, a, b)) from None
 
 
 def _describe_operand(value) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, FwError, IndexOutOfRangeError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
@@ -34,7 +34,7 @@ from ._shape_support import (
 from .creation import full, zeros
 from .dispatch import apply
 from .elementwise import _inplace, where
-from .meta import broadcast_shapes, normalize_dim, spec_of
+from .meta import broadcast_shapes, located, normalize_dim, spec_of
 
 
 # -- indexing -------------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def _index_shape(shape, index, op="getitem") -> tuple[int, ...]:
     try:
         return np.empty(shape, _VOID)[tuple(stand_in)].shape
     except IndexError as exc:
-        raise ShapeError(f"cannot index shape {tuple(shape)}: {exc}", op=op,
+        raise IndexOutOfRangeError(f"cannot index shape {tuple(shape)}: {exc}", op=op,
                          hint="check the number of indices and their ranges") from None
 
 
@@ -174,28 +174,32 @@ def _plan(index, x: Tensor, check_arrays: bool) -> list[tuple[tuple, bool]]:
 
     One stage unless integers and arrays mix in a way where NumPy and PyTorch place the
     array dimensions differently; then the integers (and slices) are applied first.
+    ``check_arrays`` is set for ``x[index] = value`` (setitem), which writes without a meta
+    rule to explain failures.
     """
+    op = "setitem" if check_arrays else "getitem"
     shape = x._data.shape
     ndim = len(shape)
     cls = index.__class__
     if cls is int and ndim:  # the common x[i]
         if not -shape[0] <= index < shape[0]:
-            _out_of_range(index, 0, shape[0])
+            _out_of_range(index, 0, shape[0], op)
         return [((index, Ellipsis), True)]
     if cls is tuple and _is_basic(index):  # ints and plain slices: NumPy checks the rest
         index = index if Ellipsis in index else index + (Ellipsis,)
-        if check_arrays:  # x[index] = value writes without a meta rule to explain failures
-            _index_shape(shape, index, "setitem")
+        if check_arrays:
+            _index_shape(shape, index, op)
         return [(index, True)]
     entries = [_entry(i, x) for i in (index if cls is tuple else (index,))]
     consumed = sum(e.data.ndim if e.__class__ is _Mask else 1 for e in entries
                    if e is not None and e is not Ellipsis)
     if sum(e is Ellipsis for e in entries) > 1:
-        raise ShapeError("an index can have only one ellipsis (...)", op="getitem",
+        raise ShapeError("an index can have only one ellipsis (...)", op=op,
                          hint="remove the extra ...")
     if consumed > ndim:
-        raise ShapeError(f"too many indices ({consumed}) for a tensor of shape {tuple(shape)}",
-                         op="getitem", hint=f"use at most {ndim} indices (None adds dimensions)")
+        raise IndexOutOfRangeError(f"too many indices ({consumed}) for a tensor of shape "
+                                   f"{tuple(shape)}", op=op,
+                                   hint=f"use at most {ndim} indices (None adds dimensions)")
     out, dim, arrays, ints = [], 0, False, False
     for e in entries:
         if e is Ellipsis:
@@ -205,7 +209,7 @@ def _plan(index, x: Tensor, check_arrays: bool) -> list[tuple[tuple, bool]]:
             out.append(None)
         elif e.__class__ is int:
             if not -shape[dim] <= e < shape[dim]:
-                _out_of_range(e, dim, shape[dim])
+                _out_of_range(e, dim, shape[dim], op)
             out.append(e)
             dim, ints = dim + 1, True
         elif e.__class__ is slice:
@@ -214,15 +218,15 @@ def _plan(index, x: Tensor, check_arrays: bool) -> list[tuple[tuple, bool]]:
         elif e.__class__ is _Mask:
             mask = e.data
             if mask.shape != shape[dim:dim + mask.ndim]:
-                raise ShapeError(f"the mask of shape {mask.shape} does not match the indexed "
-                                 f"shape {shape[dim:dim + mask.ndim]} at dimension {dim} of "
-                                 f"{tuple(shape)}", op="getitem",
-                                 hint="a bool mask must have the shape of the dims it selects")
+                raise IndexOutOfRangeError(
+                    f"the mask of shape {mask.shape} does not match the indexed shape "
+                    f"{shape[dim:dim + mask.ndim]} at dimension {dim} of {tuple(shape)}", op=op,
+                    hint="a bool mask must have the shape of the dims it selects")
             out += x._device.xp.nonzero(mask)
             dim, arrays = dim + mask.ndim, True
         else:
             if check_arrays:
-                _check_range(e, dim, shape[dim], "setitem")
+                _check_range(e, dim, shape[dim], op)
             out.append(e)
             dim, arrays = dim + 1, True
     if not (arrays and ints and _placement_differs(out)):
@@ -269,23 +273,29 @@ def normalize_index(index, x: Tensor) -> tuple:
     """``index`` (ints, slices, None, ..., bool masks, integer tensors/lists/arrays) as a tuple
     usable on ``x._data`` with PyTorch's meaning; raises ShapeError for out-of-range indices or
     mismatched masks (used by ``x[index] = value``)."""
-    stages = _plan(index, x, check_arrays=True)
-    if len(stages) > 1:
-        raise UnsupportedError(
-            "assigning through integers and arrays separated by a slice is ambiguous (NumPy and "
-            "PyTorch place the array dimensions differently)", op="setitem",
-            hint="split it: x[0][:, idx] = value instead of x[0, :, idx] = value")
-    return stages[0][0]
+    try:
+        stages = _plan(index, x, check_arrays=True)
+        if len(stages) > 1:
+            raise UnsupportedError(
+                "assigning through integers and arrays separated by a slice is ambiguous "
+                "(NumPy and PyTorch place the array dimensions differently)", op="setitem",
+                hint="split it: x[0][:, idx] = value instead of x[0, :, idx] = value")
+        return stages[0][0]
+    except FwError as err:
+        raise located(err, "setitem", (x,), index=index) from None
 
 
 def getitem(x: Tensor, index) -> Tensor:
     """``x[index]``: a view for ints, slices, None and ...; a copy when arrays or masks are
     involved. Integer tensors, lists and bool masks index as in PyTorch."""
-    out = x
-    for idx, is_view in _plan(index, x, check_arrays=False):
-        result = apply(GETITEM, (out,), {"index": idx})
-        out = _share(out, result) if is_view else result
-    return out
+    try:
+        out = x
+        for idx, is_view in _plan(index, x, check_arrays=False):
+            result = apply(GETITEM, (out,), {"index": idx})
+            out = _share(out, result) if is_view else result
+        return out
+    except FwError as err:
+        raise located(err, "getitem", (x,), index=index) from None
 
 
 def _gather_meta(x, index, dim):
@@ -368,7 +378,10 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """Values of ``x`` picked along ``dim`` by ``index`` (an integer tensor with x's number of
     dimensions, no larger than x except along ``dim``); the result has index's shape.
     Negative indices count from the end; out-of-range ones raise ShapeError."""
-    return _checked(GATHER, (x, index), {"dim": normalize_dim(dim, x._data.ndim, "gather")})
+    try:
+        return _checked(GATHER, (x, index), {"dim": normalize_dim(dim, x._data.ndim, "gather")})
+    except FwError as err:
+        raise located(err, "gather", (x, index), dim=dim) from None
 
 
 def _src(x: Tensor, index: Tensor, src) -> Tensor:
@@ -380,14 +393,20 @@ def _src(x: Tensor, index: Tensor, src) -> Tensor:
 def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
     """A copy of ``x`` with ``src`` (a tensor, or one number) written at ``index`` along
     ``dim``: for dim=0, ``out[index[i][j]][j] = src[i][j]``. Out of place (see ``scatter_``)."""
-    dim = normalize_dim(dim, x._data.ndim, "scatter")
-    return _checked(SCATTER, (x, index, _src(x, index, src)), {"dim": dim})
+    try:
+        dim = normalize_dim(dim, x._data.ndim, "scatter")
+        return _checked(SCATTER, (x, index, _src(x, index, src)), {"dim": dim})
+    except FwError as err:
+        raise located(err, "scatter", (x, index, src), dim=dim) from None
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``x`` with ``src`` added at ``index`` along ``dim``; repeats accumulate."""
-    dim = normalize_dim(dim, x._data.ndim, "scatter_add")
-    return _checked(SCATTER_ADD, (x, index, src), {"dim": dim})
+    try:
+        dim = normalize_dim(dim, x._data.ndim, "scatter_add")
+        return _checked(SCATTER_ADD, (x, index, src), {"dim": dim})
+    except FwError as err:
+        raise located(err, "scatter_add", (x, index, src), dim=dim) from None
 
 
 def _index_select_meta(x, index, dim):
@@ -410,10 +429,13 @@ INDEX_SELECT = _op(
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``x`` at positions ``index`` (a 1-d or 0-d integer tensor) along ``dim``."""
-    if index._data.ndim == 0:
-        index = _reshape(index, (1,))
-    return _checked(INDEX_SELECT, (x, index),
-                    {"dim": normalize_dim(dim, x._data.ndim, "index_select")})
+    try:
+        if index._data.ndim == 0:
+            index = _reshape(index, (1,))
+        return _checked(INDEX_SELECT, (x, index),
+                        {"dim": normalize_dim(dim, x._data.ndim, "index_select")})
+    except FwError as err:
+        raise located(err, "index_select", (x, index), dim=dim) from None
 
 
 def _masked_fill_meta(x, mask, value):
@@ -441,17 +463,20 @@ MASKED_FILL = _op("masked_fill", "x with ``value`` where the (broadcast) mask is
 def masked_fill(x: Tensor, mask: Tensor, value) -> Tensor:
     """``x`` with ``value`` (a number, or a 0-d tensor that may require grad) where ``mask``
     (bool, broadcastable to x) is True."""
-    if isinstance(value, Tensor):
-        if value._data.ndim:
-            raise ShapeError(f"value must be a number or a 0-d tensor, got shape "
-                             f"{tuple(value.shape)}", op="masked_fill", hint="use fw.where")
-        if value.requires_grad and state.grad_enabled:
-            _masked_fill_meta(spec_of(x), spec_of(mask), None)
-            return where(mask, value.to(x.dtype), x)
-        value = value.item()
-    if mask._data.shape != x._data.shape or mask._data.dtype.kind != "b":
-        return _checked(MASKED_FILL, (x, mask), {"value": value})
-    return apply(MASKED_FILL, (x, mask), {"value": value})
+    try:
+        if isinstance(value, Tensor):
+            if value._data.ndim:
+                raise ShapeError(f"value must be a number or a 0-d tensor, got shape "
+                                 f"{tuple(value.shape)}", op="masked_fill", hint="use fw.where")
+            if value.requires_grad and state.grad_enabled:
+                _masked_fill_meta(spec_of(x), spec_of(mask), None)
+                return where(mask, value.to(x.dtype), x)
+            value = value.item()
+        if mask._data.shape != x._data.shape or mask._data.dtype.kind != "b":
+            return _checked(MASKED_FILL, (x, mask), {"value": value})
+        return apply(MASKED_FILL, (x, mask), {"value": value})
+    except FwError as err:
+        raise located(err, "masked_fill", (x, mask), value=value) from None
 
 
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)

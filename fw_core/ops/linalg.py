@@ -26,7 +26,7 @@ from .broadcast import sum_to
 from .creation import ones
 from .dispatch import apply, check_tensors
 from .elementwise import mul
-from .meta import broadcast_shapes, describe, promote
+from .meta import broadcast_shapes, located, promote
 from .registry import define_op
 
 _BILINEAR = anchors.smooth("bilinear: the gradient w.r.t. one operand is the other operand "
@@ -360,8 +360,7 @@ def einsum(equation: str, *operands) -> Tensor:
     try:
         normal = _normalize(equation, tuple(o._data.ndim for o in operands))
     except ShapeError as err:
-        err.inputs = describe(operands)
-        raise
+        raise located(err, "einsum", operands) from None
     return apply(EINSUM, operands, {"equation": normal})
 
 

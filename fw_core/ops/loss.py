@@ -15,14 +15,14 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
-from ..errors import DTypeError, FwError, ShapeError, UnsupportedError
+from ..errors import ArgumentError, DTypeError, FwError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from . import anchors, reduction, shape
 from .broadcast import sum_to
 from .dispatch import apply
 from .elementwise import clamp, exp, isinf, log, logical_or, sigmoid, sign, softplus, where
-from .meta import broadcast_shapes, promote, require_floating, spec_of
-from .nn import bad_argument, check_indices, log_softmax, meta_error, softmax
+from .meta import argument_error, broadcast_shapes, located, promote, require_floating, spec_of
+from .nn import check_indices, log_softmax, meta_error, softmax
 from .registry import define_op
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -30,8 +30,8 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _check_reduction(op: str, value: str, allowed=_REDUCTIONS) -> None:
     if value not in allowed:
-        raise bad_argument(op, f"reduction={value!r} is not supported",
-                           f"use one of {', '.join(map(repr, allowed))}")
+        raise ArgumentError(f"reduction={value!r} is not supported", op=op,
+                            hint=f"use one of {', '.join(map(repr, allowed))}")
 
 
 def _validated(op, inputs, attrs) -> None:
@@ -135,21 +135,32 @@ def mse_loss(input, target, reduction: str = "mean"):  # noqa: A002 - PyTorch's 
     Raises:
         ShapeError: input and target shapes differ (no broadcasting).
     """
-    return _pair_call(MSE_LOSS, input, target, {"reduction": reduction})
+    try:
+        return _pair_call(MSE_LOSS, input, target, {"reduction": reduction})
+    except FwError as err:
+        raise located(err, "mse_loss", (input, target), reduction=reduction) from None
 
 
 def l1_loss(input, target, reduction: str = "mean"):  # noqa: A002
     """Mean absolute error: ``(input - target).abs().mean()``."""
-    return _pair_call(L1_LOSS, input, target, {"reduction": reduction})
+    try:
+        return _pair_call(L1_LOSS, input, target, {"reduction": reduction})
+    except FwError as err:
+        raise located(err, "l1_loss", (input, target), reduction=reduction) from None
 
 
 def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0):  # noqa: A002
     """Huber-like loss: quadratic for ``|input - target| < beta``, linear beyond."""
-    if beta < 0:
-        raise bad_argument("smooth_l1_loss", f"beta must be >= 0, got {beta}",
-                           "pass beta >= 0 (beta = 0 is l1_loss)")
-    return _pair_call(SMOOTH_L1_LOSS, input, target, {"reduction": reduction,
-                                                       "beta": float(beta)})
+    try:
+        if beta < 0:
+            raise argument_error("smooth_l1_loss", f"beta must be >= 0, got {beta}",
+                                 "pass beta >= 0 (beta = 0 is l1_loss)", values=(input, target),
+                                 beta=beta)
+        return _pair_call(SMOOTH_L1_LOSS, input, target, {"reduction": reduction,
+                                                           "beta": float(beta)})
+    except FwError as err:
+        raise located(err, "smooth_l1_loss", (input, target), reduction=reduction,
+                      beta=beta) from None
 
 
 # -- binary cross-entropy -------------------------------------------------------------------------
@@ -195,16 +206,20 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean"):  
         ShapeError: input and target shapes differ.
         FwError: an input outside [0, 1] (apply sigmoid first, or use the _with_logits form).
     """
-    data = input._data
-    low, high = (float(data.min()), float(data.max())) if data.size and \
-        data.dtype.kind == "f" else (0.0, 0.0)
-    if not 0.0 <= low <= high <= 1.0:  # NaN fails too, as in PyTorch
-        raise FwError(f"all elements of input should be between 0 and 1, got values in "
-                      f"[{low:.4g}, {high:.4g}]", op="binary_cross_entropy",
-                      hint="pass probabilities (apply sigmoid), or pass the logits to "
-                      "binary_cross_entropy_with_logits, which is also more stable")
-    weights = () if weight is None else (weight,)
-    return _pair_call(BINARY_CROSS_ENTROPY, input, target, {"reduction": reduction}, *weights)
+    try:
+        data = input._data
+        low, high = (float(data.min()), float(data.max())) if data.size and \
+            data.dtype.kind == "f" else (0.0, 0.0)
+        if not 0.0 <= low <= high <= 1.0:  # NaN fails too, as in PyTorch
+            raise FwError(f"all elements of input should be between 0 and 1, got values in "
+                          f"[{low:.4g}, {high:.4g}]", op="binary_cross_entropy",
+                          hint="pass probabilities (apply sigmoid), or pass the logits to "
+                          "binary_cross_entropy_with_logits, which is also more stable")
+        weights = () if weight is None else (weight,)
+        return _pair_call(BINARY_CROSS_ENTROPY, input, target, {"reduction": reduction}, *weights)
+    except FwError as err:
+        raise located(err, "binary_cross_entropy", (input, target, weight),
+                      reduction=reduction) from None
 
 
 def _bce_logits_vjp(ctx, g):
@@ -263,10 +278,14 @@ def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
         pos_weight: weight of the positive term, broadcast along the last (class) dimension:
             > 1 raises recall, < 1 precision.
     """
-    attrs = {"reduction": reduction, "has_weight": weight is not None,
-             "has_pos_weight": pos_weight is not None}
-    extra = tuple(t for t in (weight, pos_weight) if t is not None)
-    return _pair_call(BCE_WITH_LOGITS, input, target, attrs, *extra)
+    try:
+        attrs = {"reduction": reduction, "has_weight": weight is not None,
+                 "has_pos_weight": pos_weight is not None}
+        extra = tuple(t for t in (weight, pos_weight) if t is not None)
+        return _pair_call(BCE_WITH_LOGITS, input, target, attrs, *extra)
+    except FwError as err:
+        raise located(err, "binary_cross_entropy_with_logits", (input, target, weight),
+                      reduction=reduction, pos_weight=pos_weight) from None
 
 
 # -- KL divergence --------------------------------------------------------------------------------
@@ -310,12 +329,16 @@ def kl_div(input, target, reduction: str = "mean", log_target: bool = False):  #
     ``reduction='batchmean'`` gives the true KL divergence per sample (sum / batch size);
     'mean' divides by the number of elements, as PyTorch does.
     """
-    _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
-    attrs = {"reduction": reduction, "log_target": bool(log_target)}
-    xd, td = input._data, target._data
-    if xd.shape != td.shape or xd.dtype.kind != "f" or td.dtype.kind != "f":
-        raise meta_error(KL_DIV, (input, target), attrs)
-    return apply(KL_DIV, (input, target), attrs)
+    try:
+        _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
+        attrs = {"reduction": reduction, "log_target": bool(log_target)}
+        xd, td = input._data, target._data
+        if xd.shape != td.shape or xd.dtype.kind != "f" or td.dtype.kind != "f":
+            raise meta_error(KL_DIV, (input, target), attrs)
+        return apply(KL_DIV, (input, target), attrs)
+    except FwError as err:
+        raise located(err, "kl_div", (input, target), reduction=reduction,
+                      log_target=log_target) from None
 
 
 # -- cross-entropy and NLL ------------------------------------------------------------------------
@@ -525,14 +548,19 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa:
         FwError: a label outside [0, C) that is not ignore_index (naming it and C).
         ShapeError: input and target shapes do not fit.
     """
-    _check_reduction("cross_entropy", reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise bad_argument("cross_entropy", f"label_smoothing must be in [0, 1], got "
-                           f"{label_smoothing}", "a typical value is 0.1")
-    attrs = {"ignore_index": int(ignore_index), "reduction": reduction,
-             "label_smoothing": float(label_smoothing),
-             "probs": target._data.dtype.kind == "f"}
-    return _class_call(CROSS_ENTROPY, input, target, weight, attrs)
+    try:
+        _check_reduction("cross_entropy", reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise argument_error("cross_entropy", f"label_smoothing must be in [0, 1], got "
+                                 f"{label_smoothing}", "a typical value is 0.1",
+                                 values=(input, target), label_smoothing=label_smoothing)
+        attrs = {"ignore_index": int(ignore_index), "reduction": reduction,
+                 "label_smoothing": float(label_smoothing),
+                 "probs": target._data.dtype.kind == "f"}
+        return _class_call(CROSS_ENTROPY, input, target, weight, attrs)
+    except FwError as err:
+        raise located(err, "cross_entropy", (input, target, weight), ignore_index=ignore_index,
+                      reduction=reduction, label_smoothing=label_smoothing) from None
 
 
 def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
@@ -542,9 +570,13 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
     Shapes as :func:`cross_entropy` with class-index targets; ``log_softmax`` then ``nll_loss``
     equals ``cross_entropy``.
     """
-    _check_reduction("nll_loss", reduction)
-    attrs = {"ignore_index": int(ignore_index), "reduction": reduction}
-    return _class_call(NLL_LOSS, input, target, weight, attrs)
+    try:
+        _check_reduction("nll_loss", reduction)
+        attrs = {"ignore_index": int(ignore_index), "reduction": reduction}
+        return _class_call(NLL_LOSS, input, target, weight, attrs)
+    except FwError as err:
+        raise located(err, "nll_loss", (input, target, weight), ignore_index=ignore_index,
+                      reduction=reduction) from None
 
 
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)

@@ -23,7 +23,6 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import state
 from ..errors import (
-    ArgumentError,
     DTypeError,
     FwError,
     IndexOutOfRangeError,
@@ -34,17 +33,12 @@ from . import anchors, reduction, shape
 from .creation import _host_drawn, as_tensor
 from .dispatch import apply, explain_failure
 from .elementwise import exp, rsqrt, where
-from .meta import describe, normalize_dim, require_floating
+from .meta import argument_error, describe, located, normalize_dim, require_floating
 from .registry import define_op
 
 _NORM_POLE = anchors.pole("zero variance: the eps keeps the gradient finite, but a (nearly) "
                           "constant slice makes the output and its gradient scale like "
                           "1/sqrt(eps)")
-
-
-def bad_argument(op: str, message: str, hint: str) -> ArgumentError:
-    """The error for an attribute value an op cannot take (``p=1.5``, ``reduction='avg'``)."""
-    return ArgumentError(message, op=op, hint=hint)
 
 
 def meta_error(op, inputs, attrs) -> FwError:
@@ -106,12 +100,15 @@ LOG_SOFTMAX = define_op(
 
 
 def _softmax_call(op, x, dim, dtype):
-    if dtype is not None:
-        x = x.to(dtype)
-    attrs = {"dim": normalize_dim(dim, x._data.ndim, op.name)}
-    if x._data.dtype.kind != "f":
-        raise meta_error(op, (x,), attrs)
-    return apply(op, (x,), attrs)
+    try:
+        if dtype is not None:
+            x = x.to(dtype)
+        attrs = {"dim": normalize_dim(dim, x._data.ndim, op.name)}
+        if x._data.dtype.kind != "f":
+            raise meta_error(op, (x,), attrs)
+        return apply(op, (x,), attrs)
+    except FwError as err:
+        raise located(err, op.name, (x,), dim=dim) from None
 
 
 def softmax(x, dim: int, dtype=None):
@@ -262,35 +259,43 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
     Raises:
         ShapeError: wrong parameter shapes, or one value per channel while training.
     """
-    if (running_mean is None) != (running_var is None):
-        raise bad_argument("batch_norm", "running_mean and running_var must be given together",
-                           "pass both running statistics, or neither")
-    has_running = running_mean is not None
-    if not training and not has_running:
-        raise bad_argument("batch_norm", "running_mean must be defined in evaluation mode",
-                           "pass the running statistics, or training=True to use the batch's")
-    if momentum is None:
-        raise bad_argument("batch_norm", "momentum must be a float",
-                           "pass the averaging factor; nn.BatchNorm computes the cumulative-"
-                           "average factor itself when its momentum is None")
-    inputs = (x, *((running_mean, running_var) if has_running else ()),
-              *(t for t in (weight, bias) if t is not None))
-    attrs = {"training": bool(training), "momentum": float(momentum), "eps": float(eps),
-             "has_running": has_running, "has_weight": weight is not None,
-             "has_bias": bias is not None}
-    data = x._data
-    if data.dtype.kind != "f" or data.ndim < 2 or (
-            training and data.shape[1] and data.size == data.shape[1]):
-        raise meta_error(BATCH_NORM, inputs, attrs)
-    if training and has_running:
-        from ..tensor_methods import bump_version  # binds every family: import it late
+    try:
+        if (running_mean is None) != (running_var is None):
+            raise argument_error("batch_norm", "running_mean and running_var must be given "
+                                 "together", "pass both running statistics, or neither",
+                                 values=(x,),
+                                 running_mean=running_mean, running_var=running_var)
+        has_running = running_mean is not None
+        if not training and not has_running:
+            raise argument_error("batch_norm", "running_mean must be defined in evaluation mode",
+                                 "pass the running statistics, or training=True to use the batch's",
+                                 values=(x,), running_mean=None, training=training)
+        if momentum is None:
+            raise argument_error("batch_norm", "momentum must be a float",
+                                 "pass the averaging factor; nn.BatchNorm computes the cumulative-"
+                                 "average factor itself when its momentum is None", values=(x,),
+                                 momentum=momentum)
+        inputs = (x, *((running_mean, running_var) if has_running else ()),
+                  *(t for t in (weight, bias) if t is not None))
+        attrs = {"training": bool(training), "momentum": float(momentum), "eps": float(eps),
+                 "has_running": has_running, "has_weight": weight is not None,
+                 "has_bias": bias is not None}
+        data = x._data
+        if data.dtype.kind != "f" or data.ndim < 2 or (
+                training and data.shape[1] and data.size == data.shape[1]):
+            raise meta_error(BATCH_NORM, inputs, attrs)
+        if training and has_running:
+            from ..tensor_methods import bump_version  # binds every family: import it late
 
-        # before apply: the node then records the updated version, so backward still works
-        if state.tracer is not None:  # the kernel writes them: a replay writes them again
-            state.tracer.expect_kernel_write(running_mean, running_var)
-        bump_version(running_mean)
-        bump_version(running_var)
-    return apply(BATCH_NORM, inputs, attrs)
+            # before apply: the node then records the updated version, so backward still works
+            if state.tracer is not None:  # the kernel writes them: a replay writes them again
+                state.tracer.expect_kernel_write(running_mean, running_var)
+            bump_version(running_mean)
+            bump_version(running_var)
+        return apply(BATCH_NORM, inputs, attrs)
+    except FwError as err:
+        raise located(err, "batch_norm", (x, running_mean, running_var, weight, bias),
+                      training=training, momentum=momentum, eps=eps) from None
 
 
 def _trailing(shape_, normalized_shape) -> bool:
@@ -360,13 +365,17 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     Raises:
         ShapeError: ``normalized_shape`` or the parameters do not match ``x``.
     """
-    normalized_shape = _as_shape(normalized_shape)
-    inputs = (x, *(t for t in (weight, bias) if t is not None))
-    attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
-             "has_weight": weight is not None, "has_bias": bias is not None}
-    if x._data.dtype.kind != "f" or not _trailing(x._data.shape, normalized_shape):
-        raise meta_error(LAYER_NORM, inputs, attrs)
-    return apply(LAYER_NORM, inputs, attrs)
+    try:
+        normalized_shape = _as_shape(normalized_shape)
+        inputs = (x, *(t for t in (weight, bias) if t is not None))
+        attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
+                 "has_weight": weight is not None, "has_bias": bias is not None}
+        if x._data.dtype.kind != "f" or not _trailing(x._data.shape, normalized_shape):
+            raise meta_error(LAYER_NORM, inputs, attrs)
+        return apply(LAYER_NORM, inputs, attrs)
+    except FwError as err:
+        raise located(err, "layer_norm", (x, weight, bias), normalized_shape=normalized_shape,
+                      eps=eps) from None
 
 
 def _group_norm_meta(x, *tensors, num_groups, eps, has_weight, has_bias):
@@ -422,13 +431,17 @@ def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     Raises:
         ShapeError: ``num_groups`` does not divide C, or the parameters are not (C,).
     """
-    inputs = (x, *(t for t in (weight, bias) if t is not None))
-    attrs = {"num_groups": int(num_groups), "eps": float(eps), "has_weight": weight is not None,
-             "has_bias": bias is not None}
-    data = x._data
-    if data.dtype.kind != "f" or data.ndim < 2 or num_groups <= 0 or data.shape[1] % num_groups:
-        raise meta_error(GROUP_NORM, inputs, attrs)
-    return apply(GROUP_NORM, inputs, attrs)
+    try:
+        inputs = (x, *(t for t in (weight, bias) if t is not None))
+        attrs = {"num_groups": int(num_groups), "eps": float(eps), "has_weight": weight is not None,
+                 "has_bias": bias is not None}
+        data = x._data
+        if data.dtype.kind != "f" or data.ndim < 2 or num_groups <= 0 or data.shape[1] % num_groups:
+            raise meta_error(GROUP_NORM, inputs, attrs)
+        return apply(GROUP_NORM, inputs, attrs)
+    except FwError as err:
+        raise located(err, "group_norm", (x, weight, bias), num_groups=num_groups,
+                      eps=eps) from None
 
 
 def _rms_norm_meta(x, *tensors, normalized_shape, eps, has_weight):
@@ -472,17 +485,21 @@ def rms_norm(x, normalized_shape, weight=None, eps: float | None = None):
 
     ``eps=None`` uses the machine epsilon of x's dtype (float32's for half inputs), as PyTorch.
     """
-    normalized_shape = _as_shape(normalized_shape)
-    data = x._data
-    if eps is None:
-        eps = float(np.finfo(np.float32 if data.dtype == np.float16 else data.dtype).eps) \
-            if data.dtype.kind == "f" else 0.0
-    inputs = (x,) if weight is None else (x, weight)
-    attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
-             "has_weight": weight is not None}
-    if data.dtype.kind != "f" or not _trailing(data.shape, normalized_shape):
-        raise meta_error(RMS_NORM, inputs, attrs)
-    return apply(RMS_NORM, inputs, attrs)
+    try:
+        normalized_shape = _as_shape(normalized_shape)
+        data = x._data
+        if eps is None:
+            eps = float(np.finfo(np.float32 if data.dtype == np.float16 else data.dtype).eps) \
+                if data.dtype.kind == "f" else 0.0
+        inputs = (x,) if weight is None else (x, weight)
+        attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
+                 "has_weight": weight is not None}
+        if data.dtype.kind != "f" or not _trailing(data.shape, normalized_shape):
+            raise meta_error(RMS_NORM, inputs, attrs)
+        return apply(RMS_NORM, inputs, attrs)
+    except FwError as err:
+        raise located(err, "rms_norm", (x, weight), normalized_shape=normalized_shape,
+                      eps=eps) from None
 
 
 # -- dropout --------------------------------------------------------------------------------------
@@ -519,13 +536,17 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None):
     >>> fw.dropout(fw.ones(4), 0.5, generator=g).tolist()
     [2.0, 2.0, 2.0, 0.0]
     """
-    if not 0.0 <= p <= 1.0:
-        raise bad_argument("dropout", f"dropout probability has to be between 0 and 1, got {p}",
-                           "pass p in [0, 1] (the fraction of elements to zero)")
-    if not training or p == 0.0:
-        return x
-    return apply(DROPOUT, (x, _keep_mask(x._data.shape, p, x._device, generator)),
-                 {"p": float(p)})
+    try:
+        if not 0.0 <= p <= 1.0:
+            raise argument_error("dropout", f"dropout probability has to be between 0 and 1, got "
+                                 f"{p}", "pass p in [0, 1] (the fraction of elements to zero)",
+                                 values=(x,), p=p)
+        if not training or p == 0.0:
+            return x
+        return apply(DROPOUT, (x, _keep_mask(x._data.shape, p, x._device, generator)),
+                     {"p": float(p)})
+    except FwError as err:
+        raise located(err, "dropout", (x,), p=p, training=training, generator=generator) from None
 
 
 def _keep_mask(shape_, p, device, generator=None):
@@ -645,20 +666,24 @@ def embedding(indices, weight, padding_idx: int | None = None):
         FwError: an index outside [0, num_embeddings), naming the index and the vocabulary size.
         DTypeError: non-integer indices.
     """
-    attrs = {"padding_idx": padding_idx}
-    if indices._data.dtype.kind not in "iu" or weight._data.ndim != 2:
-        raise meta_error(EMBEDDING, (indices, weight), attrs)
-    vocabulary = weight._data.shape[0]
-    if padding_idx is not None:
-        if not -vocabulary <= padding_idx < vocabulary:
-            raise bad_argument("embedding", f"padding_idx {padding_idx} is out of range for "
-                               f"{vocabulary} embeddings",
-                               f"use an index in [{-vocabulary}, {vocabulary - 1}] or None")
-        attrs["padding_idx"] = padding_idx % vocabulary
-    check_indices("embedding", (indices, weight), indices, vocabulary, "index", "embeddings",
-                  f"the vocabulary has {vocabulary} rows (max index {vocabulary - 1}): grow "
-                  "num_embeddings or fix the tokenizer/vocabulary that produced this index")
-    return apply(EMBEDDING, (indices, weight), attrs)
+    try:
+        attrs = {"padding_idx": padding_idx}
+        if indices._data.dtype.kind not in "iu" or weight._data.ndim != 2:
+            raise meta_error(EMBEDDING, (indices, weight), attrs)
+        vocabulary = weight._data.shape[0]
+        if padding_idx is not None:
+            if not -vocabulary <= padding_idx < vocabulary:
+                raise argument_error("embedding", f"padding_idx {padding_idx} is out of range for "
+                                     f"{vocabulary} embeddings",
+                                     f"use an index in [{-vocabulary}, {vocabulary - 1}] or None",
+                                     values=(indices, weight), padding_idx=padding_idx)
+            attrs["padding_idx"] = padding_idx % vocabulary
+        check_indices("embedding", (indices, weight), indices, vocabulary, "index", "embeddings",
+                      f"the vocabulary has {vocabulary} rows (max index {vocabulary - 1}): grow "
+                      "num_embeddings or fix the tokenizer/vocabulary that produced this index")
+        return apply(EMBEDDING, (indices, weight), attrs)
+    except FwError as err:
+        raise located(err, "embedding", (indices, weight), padding_idx=padding_idx) from None
 
 
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)

@@ -23,7 +23,7 @@ import operator
 from typing import NamedTuple
 
 from .. import dtypes as _dt
-from ..errors import DTypeError, FwError, ShapeError, UnsupportedError
+from ..errors import ArgumentError, DTypeError, FwError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
@@ -32,7 +32,7 @@ from .creation import arange, cast
 from .dispatch import apply, not_a_tensor
 from .elementwise import abs as _abs
 from .elementwise import eq, exp, maximum, minimum, sign, where
-from .meta import describe, normalize_dim, normalize_dims, spec_of
+from .meta import located, normalize_dim, normalize_dims, spec_of
 from .registry import define_op
 
 
@@ -51,11 +51,6 @@ def _ndim(x, op) -> int:
         raise not_a_tensor(op, x) from None
 
 
-def _located(err: FwError, x) -> FwError:
-    err.inputs = err.inputs or describe((x,))
-    return err
-
-
 def _dims(x, dim, op):
     """``dim`` as the kernels' axes: None for every dimension, else a sorted tuple of axes."""
     ndim = _ndim(x, op)
@@ -66,15 +61,15 @@ def _dims(x, dim, op):
     try:
         dims = tuple(map(operator.index, dim if isinstance(dim, (tuple, list)) else (dim,)))
     except TypeError:
-        raise _located(ShapeError(f"dim must be an int or a tuple of ints, got {dim!r}",
-                                  op=op.name, hint="e.g. dim=1, dim=-1 or dim=(0, 2)"),
-                       x) from None
+        raise located(ShapeError(f"dim must be an int or a tuple of ints, got {dim!r}",
+                                 op=op.name, hint="e.g. dim=1, dim=-1 or dim=(0, 2)"),
+                      None, (x,)) from None
     if not dims:  # PyTorch: an empty dim list reduces every dimension
         return None
     try:
         axes = normalize_dims(dims, ndim, op.name)
     except ShapeError as err:
-        raise _located(err, x) from None
+        raise located(err, None, (x,)) from None
     return None if len(axes) >= ndim else axes
 
 
@@ -86,14 +81,14 @@ def _one_dim(x, dim, op):
     try:
         dim = operator.index(dim)
     except TypeError:
-        raise _located(ShapeError(
+        raise located(ShapeError(
             f"dim must be a single int, got {dim!r}", op=op.name,
             hint=f"{op.name} works along one dimension; to reduce several use amax/amin, or "
-            "flatten them first"), x) from None
+            "flatten them first"), None, (x,)) from None
     try:
         axis = normalize_dim(dim, ndim, op.name)
     except ShapeError as err:
-        raise _located(err, x) from None
+        raise located(err, None, (x,)) from None
     return axis if ndim else None
 
 
@@ -102,7 +97,7 @@ def _check(op, x, attrs) -> None:
     try:
         op.meta(spec_of(x), **attrs)
     except FwError as err:
-        raise _located(err, x) from None
+        raise located(err, None, (x,)) from None
 
 
 # -- meta rules -----------------------------------------------------------------------------------
@@ -584,17 +579,17 @@ def norm(x, p=2, dim=None, keepdim: bool = False, dtype=None):
 def _named_norm(p, dim, x) -> float:
     if p is None or p == "fro":
         if isinstance(dim, (tuple, list)) and len(dim) > 2:
-            raise _located(ShapeError(
+            raise located(ShapeError(
                 f"the Frobenius norm takes at most two dims, got dim={tuple(dim)}", op="norm",
-                hint="use p=2 for the 2-norm over more dimensions"), x)
+                hint="use p=2 for the 2-norm over more dimensions"), None, (x,))
         return 2.0
     if p == "nuc":
-        raise _located(UnsupportedError(
+        raise located(UnsupportedError(
             "the nuclear norm (p='nuc') is not supported", op="norm",
             hint="it is the sum of singular values: compute them with an SVD (NumPy: "
-            "np.linalg.norm(x.detach().numpy(), 'nuc'))"), x)
-    raise _located(FwError(f"unknown norm p={p!r}", op="norm",
-                           hint="use a number, inf, -inf or 'fro'"), x)
+            "np.linalg.norm(x.detach().numpy(), 'nuc'))"), None, (x,))
+    raise located(ArgumentError(f"unknown norm p={p!r}", op="norm",
+                                hint="use a number, inf, -inf or 'fro'"), None, (x,))
 
 
 def all(x, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
@@ -614,9 +609,9 @@ def cumsum(x, dim: int, *, dtype=None):
     """
     axis = _one_dim(x, dim, CUMSUM)
     if axis is None and dim is None:
-        raise _located(ShapeError("cumsum needs a dim", op="cumsum",
-                                  hint="e.g. fw.cumsum(x, dim=0); flatten first for a running "
-                                  "sum over every element"), x)
+        raise located(ShapeError("cumsum needs a dim", op="cumsum",
+                                 hint="e.g. fw.cumsum(x, dim=0); flatten first for a running "
+                                 "sum over every element"), None, (x,))
     if dtype is not None:
         x = cast(x, dtype)
     return apply(CUMSUM, (x,), {"dim": axis, "reverse": False})

@@ -26,7 +26,7 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, FwError, IndexOutOfRangeError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
@@ -45,7 +45,7 @@ from .creation import clone
 from .dispatch import apply
 from .elementwise import _inplace
 from .indexing import GETITEM, _basic, getitem
-from .meta import normalize_dim, promote, spec_of
+from .meta import given, located, normalize_dim, promote, spec_of
 from .registry import define_op
 
 
@@ -63,24 +63,30 @@ PERMUTE = _op("permute", "Dimensions reordered: output dimension i is input dime
               lambda ctx, g: (_permute(g, tuple(np.argsort(ctx.attrs["dims"]).tolist())),))
 
 
-def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
-    """``shape`` with its -1 filled in so it holds the elements of ``old``, or a ShapeError."""
+def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...], op: str = "reshape"
+                   ) -> tuple[int, ...]:
+    """``shape`` with its -1 filled in so it holds the elements of ``old``, or a ShapeError
+    naming ``op`` (reshape, view, unflatten)."""
     numel = math.prod(old)
     if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
         return shape
     if shape.count(-1) > 1 or min(shape) < -1:
         raise ShapeError(f"invalid shape {shape}: sizes must be >= 0 and at most one may be -1",
-                         op="reshape", hint="write the one unknown size as -1")
+                         op=op, hint="write the one unknown size as -1")
     if -1 not in shape:
-        _reshape_meta(TensorSpec(old, None), shape)
+        try:
+            _reshape_meta(TensorSpec(old, None), shape)
+        except ShapeError as err:
+            err.op = op
+            raise
     known = math.prod(s for s in shape if s != -1)
     if known == 0:
         raise ShapeError(f"cannot reshape a tensor of shape {old} into {shape}: the -1 is "
-                         "ambiguous next to a size-0 dimension", op="reshape",
+                         "ambiguous next to a size-0 dimension", op=op,
                          hint="give every size explicitly")
     if numel % known:
         raise ShapeError(f"cannot reshape a tensor of shape {old} ({numel} elements) into shape "
-                         f"{shape}: {numel} is not a multiple of {known}", op="reshape",
+                         f"{shape}: {numel} is not a multiple of {known}", op=op,
                          hint="the number of elements must stay the same")
     return tuple(numel // known if s == -1 else s for s in shape)
 
@@ -92,63 +98,82 @@ def reshape(x: Tensor, *shape) -> Tensor:
     a view). ``fw.reshape(x, (2, -1))`` or ``x.reshape(2, -1)``. Raises ShapeError when the
     number of elements differs.
     """
-    return _reshape(x, _resolve_shape(_ints(shape, "a shape", "reshape"), x._data.shape))
+    try:
+        return _reshape(x, _resolve_shape(_ints(shape, "a shape", "reshape"), x._data.shape))
+    except FwError as err:
+        raise located(err, "reshape", (x,), shape=given(shape)) from None
 
 
 def view(x: Tensor, *shape) -> Tensor:
     """Like :func:`reshape`, but always a view of ``x``'s storage; raises ShapeError when the
     layout needs a copy (a transposed tensor flattened, say): use reshape or contiguous()."""
-    if len(shape) == 1 and isinstance(shape[0], _dt.DType):
-        raise UnsupportedError("view(dtype) (reinterpreting bits) is not supported", op="view",
-                               hint="convert values with x.to(dtype)")
-    data = x._data
-    out = reshape(x, *shape)
-    if data.size and not x._device.xp.may_share_memory(data, out._data):
-        raise ShapeError(f"a tensor of shape {tuple(x.shape)} with strides {data.strides} cannot "
-                         f"be viewed as {tuple(out.shape)} without a copy", op="view",
-                         hint="use x.reshape(...) (copies when needed) or x.contiguous().view(...)")
-    return out
+    try:
+        if len(shape) == 1 and isinstance(shape[0], _dt.DType):
+            raise UnsupportedError("view(dtype) (reinterpreting bits) is not supported", op="view",
+                                   hint="convert values with x.to(dtype)")
+        data = x._data
+        out = _reshape(x, _resolve_shape(_ints(shape, "a shape", "view"), data.shape, "view"))
+        if data.size and not x._device.xp.may_share_memory(data, out._data):
+            raise ShapeError(f"a tensor of shape {tuple(x.shape)} with strides {data.strides} "
+                             f"cannot be viewed as {tuple(out.shape)} without a copy", op="view",
+                             hint="use x.reshape(...) (copies when needed) or "
+                             "x.contiguous().view(...)")
+        return out
+    except FwError as err:
+        raise located(err, "view", (x,), shape=given(shape)) from None
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim`` .. ``end_dim`` into one (a 0-d tensor becomes 1-d)."""
-    shape = x._data.shape
-    start = normalize_dim(start_dim, len(shape), "flatten")
-    end = normalize_dim(end_dim, len(shape), "flatten")
-    if start > end:
-        raise ShapeError(f"start_dim {start_dim} comes after end_dim {end_dim}", op="flatten",
-                         hint="pass start_dim <= end_dim")
-    merged = math.prod(shape[start:end + 1])
-    return _reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+    try:
+        shape = x._data.shape
+        start = normalize_dim(start_dim, len(shape), "flatten")
+        end = normalize_dim(end_dim, len(shape), "flatten")
+        if start > end:
+            raise ShapeError(f"start_dim {start_dim} comes after end_dim {end_dim}", op="flatten",
+                             hint="pass start_dim <= end_dim")
+        merged = math.prod(shape[start:end + 1])
+        return _reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+    except FwError as err:
+        raise located(err, "flatten", (x,), start_dim=start_dim, end_dim=end_dim) from None
 
 
 def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     """Split dimension ``dim`` into ``sizes`` (one may be -1); their product must match."""
-    shape = x._data.shape
-    d, size = _dim(x, dim, "unflatten")
-    sizes = _ints((sizes,), "sizes", "unflatten")
-    if not sizes:
-        raise ShapeError("sizes must not be empty", op="unflatten", hint="e.g. (2, -1)")
-    sizes = _resolve_shape(sizes, (size,))
-    return _reshape(x, shape[:d] + sizes + shape[d + 1:])
+    try:
+        shape = x._data.shape
+        d, size = _dim(x, dim, "unflatten")
+        sizes = _ints((sizes,), "sizes", "unflatten")
+        if not sizes:
+            raise ShapeError("sizes must not be empty", op="unflatten", hint="e.g. (2, -1)")
+        sizes = _resolve_shape(sizes, (size,), "unflatten")
+        return _reshape(x, shape[:d] + sizes + shape[d + 1:])
+    except FwError as err:
+        raise located(err, "unflatten", (x,), dim=dim, sizes=sizes) from None
 
 
 def squeeze(x: Tensor, dim=None) -> Tensor:
     """Remove size-1 dimensions: all of them, or those of ``dim`` (an int or tuple) that are 1."""
-    shape = x._data.shape
-    if dim is None:
-        dims = range(len(shape))
-    else:
-        dims = {normalize_dim(d, len(shape), "squeeze") for d in (
-            (dim,) if isinstance(dim, numbers.Integral) else dim)}
-    return _reshape(x, tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims))
+    try:
+        shape = x._data.shape
+        if dim is None:
+            dims = range(len(shape))
+        else:
+            dims = {normalize_dim(d, len(shape), "squeeze") for d in (
+                (dim,) if isinstance(dim, numbers.Integral) else dim)}
+        return _reshape(x, tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims))
+    except FwError as err:
+        raise located(err, "squeeze", (x,), dim=dim) from None
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dimension at ``dim`` (in ``[-x.ndim - 1, x.ndim]``)."""
-    shape = x._data.shape
-    d = normalize_dim(dim, len(shape) + 1, "unsqueeze")
-    return _reshape(x, shape[:d] + (1,) + shape[d:])
+    try:
+        shape = x._data.shape
+        d = normalize_dim(dim, len(shape) + 1, "unsqueeze")
+        return _reshape(x, shape[:d] + (1,) + shape[d:])
+    except FwError as err:
+        raise located(err, "unsqueeze", (x,), dim=dim) from None
 
 
 def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
@@ -157,19 +182,25 @@ def _permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
 
 def permute(x: Tensor, *dims) -> Tensor:
     """A view with dimensions reordered: output dimension i is input dimension ``dims[i]``."""
-    ndim = x._data.ndim
-    dims = tuple(normalize_dim(d, ndim, "permute") for d in _ints(dims, "dims", "permute"))
-    return _permute(x, dims)
+    try:
+        ndim = x._data.ndim
+        dims = tuple(normalize_dim(d, ndim, "permute") for d in _ints(dims, "dims", "permute"))
+        return _permute(x, dims)
+    except FwError as err:
+        raise located(err, "permute", (x,), dims=given(dims)) from None
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """A view with dimensions ``dim0`` and ``dim1`` swapped."""
-    ndim = x._data.ndim
-    perm = list(range(ndim))
-    a, b = normalize_dim(dim0, ndim, "transpose"), normalize_dim(dim1, ndim, "transpose")
-    if ndim:
-        perm[a], perm[b] = perm[b], perm[a]
-    return _permute(x, tuple(perm))
+    try:
+        ndim = x._data.ndim
+        perm = list(range(ndim))
+        a, b = normalize_dim(dim0, ndim, "transpose"), normalize_dim(dim1, ndim, "transpose")
+        if ndim:
+            perm[a], perm[b] = perm[b], perm[a]
+        return _permute(x, tuple(perm))
+    except FwError as err:
+        raise located(err, "transpose", (x,), dim0=dim0, dim1=dim1) from None
 
 
 swapaxes = transpose
@@ -177,15 +208,19 @@ swapaxes = transpose
 
 def movedim(x: Tensor, source, destination) -> Tensor:
     """A view with dimension(s) ``source`` moved to position(s) ``destination``."""
-    ndim = x._data.ndim
-    src = [normalize_dim(d, ndim, "movedim") for d in _ints((source,), "source", "movedim")]
-    dst = [normalize_dim(d, ndim, "movedim") for d in _ints((destination,), "dest", "movedim")]
-    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ShapeError(f"source {source} and destination {destination} must be distinct "
-                         "dimensions of equal count", op="movedim", hint="e.g. movedim(x, 0, -1)")
-    rest = iter(d for d in range(ndim) if d not in src)
-    where = dict(zip(dst, src))
-    return _permute(x, tuple(where[i] if i in where else next(rest) for i in range(ndim)))
+    try:
+        ndim = x._data.ndim
+        src = [normalize_dim(d, ndim, "movedim") for d in _ints((source,), "source", "movedim")]
+        dst = [normalize_dim(d, ndim, "movedim") for d in _ints((destination,), "dest", "movedim")]
+        if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise ShapeError(f"source {source} and destination {destination} must be distinct "
+                             "dimensions of equal count", op="movedim",
+                             hint="e.g. movedim(x, 0, -1)")
+        rest = iter(d for d in range(ndim) if d not in src)
+        where = dict(zip(dst, src))
+        return _permute(x, tuple(where[i] if i in where else next(rest) for i in range(ndim)))
+    except FwError as err:
+        raise located(err, "movedim", (x,), source=source, destination=destination) from None
 
 
 def _matrix_transpose(x: Tensor) -> Tensor:
@@ -205,28 +240,32 @@ def _t(x: Tensor) -> Tensor:
 def expand(x: Tensor, *sizes) -> Tensor:
     """A view with size-1 dimensions repeated to ``sizes`` (-1 keeps a size); new dimensions
     may be added in front. No copy is made."""
-    sizes = _ints(sizes, "sizes", "expand")
-    shape = x._data.shape
-    lead = len(sizes) - len(shape)
-    if lead < 0:
-        raise ShapeError(f"expand got {len(sizes)} sizes for a {len(shape)}-d tensor of shape "
-                         f"{tuple(shape)}", op="expand", hint="give a size per dimension")
-    target = list(sizes)
-    for i, size in enumerate(sizes):
-        if i < lead:
-            if size < 0:
-                raise ShapeError(f"size {size} is not allowed for the new leading dimension {i}",
-                                 op="expand", hint="new dimensions need an explicit size >= 0")
-            continue
-        have = shape[i - lead]
-        if size == -1:
-            target[i] = have
-        elif size != have and have != 1:
-            raise ShapeError(f"cannot expand dimension {i} of shape {tuple(shape)} from {have} "
-                             f"to {size}: only size-1 dimensions can be expanded", op="expand",
-                             hint="use repeat() to copy a dimension of any size")
-    out = broadcast_to(x, tuple(target))
-    return out if out is x else _share(x, out)
+    try:
+        sizes = _ints(sizes, "sizes", "expand")
+        shape = x._data.shape
+        lead = len(sizes) - len(shape)
+        if lead < 0:
+            raise ShapeError(f"expand got {len(sizes)} sizes for a {len(shape)}-d tensor of shape "
+                             f"{tuple(shape)}", op="expand", hint="give a size per dimension")
+        target = list(sizes)
+        for i, size in enumerate(sizes):
+            if i < lead:
+                if size < 0:
+                    raise ShapeError(f"size {size} is not allowed for the new leading "
+                                     f"dimension {i}", op="expand",
+                                     hint="new dimensions need an explicit size >= 0")
+                continue
+            have = shape[i - lead]
+            if size == -1:
+                target[i] = have
+            elif size != have and have != 1:
+                raise ShapeError(f"cannot expand dimension {i} of shape {tuple(shape)} from {have} "
+                                 f"to {size}: only size-1 dimensions can be expanded", op="expand",
+                                 hint="use repeat() to copy a dimension of any size")
+        out = broadcast_to(x, tuple(target))
+        return out if out is x else _share(x, out)
+    except FwError as err:
+        raise located(err, "expand", (x,), sizes=given(sizes)) from None
 
 
 def contiguous(x: Tensor) -> Tensor:
@@ -261,16 +300,22 @@ REPEAT = _op("repeat", "The tensor tiled ``repeats[i]`` times along dimension i 
 def repeat(x: Tensor, *repeats) -> Tensor:
     """Tile ``x`` ``repeats[i]`` times along dimension i (PyTorch's ``Tensor.repeat``: at least
     one count per dimension; extra counts add leading dimensions). Copies."""
-    repeats = _ints(repeats, "repeats", "repeat")
-    if len(repeats) < x._data.ndim or min(repeats, default=0) < 0:
-        _repeat_meta(spec_of(x), repeats)
-    return apply(REPEAT, (x,), {"repeats": repeats})
+    try:
+        repeats = _ints(repeats, "repeats", "repeat")
+        if len(repeats) < x._data.ndim or min(repeats, default=0) < 0:
+            _repeat_meta(spec_of(x), repeats)
+        return apply(REPEAT, (x,), {"repeats": repeats})
+    except FwError as err:
+        raise located(err, "repeat", (x,), repeats=given(repeats)) from None
 
 
 def tile(x: Tensor, *dims) -> Tensor:
     """Like :func:`repeat`, but fewer counts than dimensions repeat the trailing ones."""
-    dims = _ints(dims, "dims", "tile")
-    return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
+    try:
+        dims = _ints(dims, "dims", "tile")
+        return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
+    except FwError as err:
+        raise located(err, "tile", (x,), dims=given(dims)) from None
 
 
 def _cat_meta(*xs, dim):
@@ -348,11 +393,14 @@ def cat(tensors, dim: int = 0) -> Tensor:
     >>> fw.cat([fw.zeros(2, 3), fw.ones(1, 3)]).shape
     (3, 3)
     """
-    tensors = _same_dtype(tensors, "cat")
-    ndim = tensors[0]._data.ndim
-    if ndim == 0:
-        raise ShapeError("0-d tensors cannot be concatenated", op="cat", hint="use fw.stack")
-    return apply(CAT, tensors, {"dim": normalize_dim(dim, ndim, "cat")})
+    try:
+        tensors = _same_dtype(tensors, "cat")
+        ndim = tensors[0]._data.ndim
+        if ndim == 0:
+            raise ShapeError("0-d tensors cannot be concatenated", op="cat", hint="use fw.stack")
+        return apply(CAT, tensors, {"dim": normalize_dim(dim, ndim, "cat")})
+    except FwError as err:
+        raise located(err, "cat", (tensors,), dim=dim) from None
 
 
 concatenate = cat
@@ -360,8 +408,12 @@ concatenate = cat
 
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of one shape along a new dimension ``dim`` (dtypes promote)."""
-    tensors = _same_dtype(tensors, "stack")
-    return apply(STACK, tensors, {"dim": normalize_dim(dim, tensors[0]._data.ndim + 1, "stack")})
+    try:
+        tensors = _same_dtype(tensors, "stack")
+        ndim = tensors[0]._data.ndim
+        return apply(STACK, tensors, {"dim": normalize_dim(dim, ndim + 1, "stack")})
+    except FwError as err:
+        raise located(err, "stack", (tensors,), dim=dim) from None
 
 
 def _dim(x: Tensor, dim: int, op: str) -> tuple[int, int]:
@@ -376,58 +428,76 @@ def _dim(x: Tensor, dim: int, op: str) -> tuple[int, int]:
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """A view of ``length`` elements of dimension ``dim`` from ``start`` on."""
-    d, size = _dim(x, dim, "narrow")
-    if start < 0:
-        start += size
-    if not (0 <= start <= size and 0 <= length <= size - start):
-        raise ShapeError(f"narrow({start}, {length}) does not fit dimension {d} of size {size}",
-                         op="narrow", hint="need 0 <= start and start + length <= size")
-    return _basic(x, (slice(None),) * d + (slice(start, start + length), Ellipsis))
+    try:
+        d, size = _dim(x, dim, "narrow")
+        if start < 0:
+            start += size
+        if not (0 <= start <= size and 0 <= length <= size - start):
+            raise ShapeError(f"narrow({start}, {length}) does not fit dimension {d} of size {size}",
+                             op="narrow", hint="need 0 <= start and start + length <= size")
+        return _basic(x, (slice(None),) * d + (slice(start, start + length), Ellipsis))
+    except FwError as err:
+        raise located(err, "narrow", (x,), dim=dim, start=start, length=length) from None
 
 
 def select(x: Tensor, dim: int, index: int) -> Tensor:
     """A view of position ``index`` of dimension ``dim`` (which is removed)."""
-    d, size = _dim(x, dim, "select")
-    if not -size <= index < size:
-        raise ShapeError(f"index {index} is out of range for dimension {d} of size {size}",
-                         op="select", hint=f"use an index in [{-size}, {size - 1}]")
-    return _basic(x, (slice(None),) * d + (operator.index(index), Ellipsis))
+    try:
+        d, size = _dim(x, dim, "select")
+        if not -size <= index < size:
+            raise IndexOutOfRangeError(f"index {index} is out of range for dimension {d} of size "
+                                       f"{size}", op="select",
+                                       hint=f"use an index in [{-size}, {size - 1}]")
+        return _basic(x, (slice(None),) * d + (operator.index(index), Ellipsis))
+    except FwError as err:
+        raise located(err, "select", (x,), dim=dim, index=index) from None
 
 
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``: of ``split_size`` each (the last may be
     smaller), or of the listed sizes (which must add up to the dimension)."""
-    d, n = _dim(x, dim, "split")
-    if isinstance(split_size_or_sections, numbers.Integral):
-        size = int(split_size_or_sections)
-        if size < 0 or (size == 0 and n):
-            raise ShapeError(f"split size {size} must be positive", op="split",
-                             hint="pass a size >= 1 or a list of sizes")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
-    else:
-        sizes = list(_ints((split_size_or_sections,), "sizes", "split"))
-        if sum(sizes) != n or min(sizes, default=0) < 0:
-            raise ShapeError(f"sizes {sizes} must be >= 0 and add up to {n}, the size of "
-                             f"dimension {d}", op="split", hint="fix the sizes, or pass one int")
-    starts = np.cumsum([0] + sizes[:-1]).tolist()
-    return tuple(narrow(x, d, s, k) for s, k in zip(starts, sizes))
+    try:
+        d, n = _dim(x, dim, "split")
+        if isinstance(split_size_or_sections, numbers.Integral):
+            size = int(split_size_or_sections)
+            if size < 0 or (size == 0 and n):
+                raise ShapeError(f"split size {size} must be positive", op="split",
+                                 hint="pass a size >= 1 or a list of sizes")
+            sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
+        else:
+            sizes = list(_ints((split_size_or_sections,), "sizes", "split"))
+            if sum(sizes) != n or min(sizes, default=0) < 0:
+                raise ShapeError(f"sizes {sizes} must be >= 0 and add up to {n}, the size of "
+                                 f"dimension {d}", op="split",
+                                 hint="fix the sizes, or pass one int")
+        starts = np.cumsum([0] + sizes[:-1]).tolist()
+        return tuple(narrow(x, d, s, k) for s, k in zip(starts, sizes))
+    except FwError as err:
+        raise located(err, "split", (x,), split_size_or_sections=split_size_or_sections,
+                      dim=dim) from None
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` near-equal views along ``dim`` (PyTorch rules: pieces of
     ceil(n / chunks), so fewer pieces may come back)."""
-    if chunks <= 0:
-        raise ShapeError(f"chunks must be positive, got {chunks}", op="chunk", hint="e.g. 2")
-    n = _dim(x, dim, "chunk")[1]
-    if n == 0:
-        return tuple(narrow(x, dim, 0, 0) for _ in range(chunks))
-    return split(x, -(-n // chunks), dim)
+    try:
+        if chunks <= 0:
+            raise ShapeError(f"chunks must be positive, got {chunks}", op="chunk", hint="e.g. 2")
+        n = _dim(x, dim, "chunk")[1]
+        if n == 0:
+            return tuple(narrow(x, dim, 0, 0) for _ in range(chunks))
+        return split(x, -(-n // chunks), dim)
+    except FwError as err:
+        raise located(err, "chunk", (x,), chunks=chunks, dim=dim) from None
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:
     """The views ``select(x, dim, i)`` for every i."""
-    d, n = _dim(x, dim, "unbind")
-    return tuple(select(x, d, i) for i in range(n))
+    try:
+        d, n = _dim(x, dim, "unbind")
+        return tuple(select(x, d, i) for i in range(n))
+    except FwError as err:
+        raise located(err, "unbind", (x,), dim=dim) from None
 
 
 # -- pad, flip, roll, triangles, one_hot ----------------------------------------------------------
@@ -487,25 +557,29 @@ def pad(x: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     from the LAST dimension, e.g. ``(1, 1, 2, 0)`` pads the last dim by 1 on each side and the one
     before by 2 at the front. Modes: "constant" (``value``, default 0; negative pads crop),
     "reflect" (pads < the size), "replicate", "circular" (pads <= the size)."""
-    pad = _ints((pad,), "pad", "pad")
-    ndim = x._data.ndim
-    if len(pad) % 2 or len(pad) > 2 * ndim:
-        raise ShapeError(f"pad {pad} must have an even length of at most {2 * ndim} (a pair per "
-                         f"dimension, last dimension first)", op="pad", hint="e.g. (1, 1)")
-    if value is not None and mode != "constant":
-        raise UnsupportedError(f"mode {mode!r} takes no value", op="pad",
-                               hint="drop value, or use mode='constant'")
-    pairs = [(0, 0)] * (ndim - len(pad) // 2) + [
-        (pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
-    if mode == "constant" and min(pad, default=0) < 0:
-        if any(max(-b, 0) + max(-a, 0) > n for (b, a), n in zip(pairs, x.shape)):
-            raise ShapeError(f"negative pad {pad} crops more than the input {tuple(x.shape)} "
-                             "has", op="pad", hint="crop at most the size of each dimension")
-        crop = tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, x.shape))
-        x = _basic(x, crop + (Ellipsis,))
-        pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
-    attrs = {"pad_width": tuple(pairs), "mode": mode, "value": 0 if value is None else value}
-    return _checked(PAD, (x,), attrs)
+    try:
+        pad = _ints((pad,), "pad", "pad")
+        ndim = x._data.ndim
+        if len(pad) % 2 or len(pad) > 2 * ndim:
+            raise ShapeError(f"pad {pad} must have an even length of at most {2 * ndim} (a pair "
+                             f"per dimension, last dimension first)", op="pad",
+                             hint="e.g. (1, 1)")
+        if value is not None and mode != "constant":
+            raise UnsupportedError(f"mode {mode!r} takes no value", op="pad",
+                                   hint="drop value, or use mode='constant'")
+        pairs = [(0, 0)] * (ndim - len(pad) // 2) + [
+            (pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+        if mode == "constant" and min(pad, default=0) < 0:
+            if any(max(-b, 0) + max(-a, 0) > n for (b, a), n in zip(pairs, x.shape)):
+                raise ShapeError(f"negative pad {pad} crops more than the input {tuple(x.shape)} "
+                                 "has", op="pad", hint="crop at most the size of each dimension")
+            crop = tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, x.shape))
+            x = _basic(x, crop + (Ellipsis,))
+            pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
+        attrs = {"pad_width": tuple(pairs), "mode": mode, "value": 0 if value is None else value}
+        return _checked(PAD, (x,), attrs)
+    except FwError as err:
+        raise located(err, "pad", (x,), pad=pad, mode=mode, value=value) from None
 
 
 def _dims_meta(op):
@@ -547,25 +621,31 @@ ROLL = _op("roll", "x shifted cyclically by ``shifts`` along ``dims`` (over the 
 
 def flip(x: Tensor, dims) -> Tensor:
     """A copy of ``x`` with the element order reversed along ``dims`` (an int or a sequence)."""
-    ndim = x._data.ndim
-    dims = tuple(normalize_dim(d, ndim, "flip") for d in _ints((dims,), "dims", "flip"))
-    if len(set(dims)) != len(dims):
-        _dims_meta("flip")(spec_of(x), dims)
-    return apply(FLIP, (x,), {"dims": dims})
+    try:
+        ndim = x._data.ndim
+        dims = tuple(normalize_dim(d, ndim, "flip") for d in _ints((dims,), "dims", "flip"))
+        if len(set(dims)) != len(dims):
+            _dims_meta("flip")(spec_of(x), dims)
+        return apply(FLIP, (x,), {"dims": dims})
+    except FwError as err:
+        raise located(err, "flip", (x,), dims=dims) from None
 
 
 def roll(x: Tensor, shifts, dims=None) -> Tensor:
     """``x`` shifted cyclically: ``roll(x, 1, 0)`` moves row i to row i + 1 (the last wraps to
     the front). With ``dims=None`` the flattened tensor is rolled and the shape restored."""
-    ndim = x._data.ndim
-    if dims is None:
-        shifts = _ints((shifts,), "shifts", "roll")
-        attrs = {"shifts": shifts[0] if len(shifts) == 1 else shifts, "dims": None}
-    else:
-        attrs = {"shifts": _ints((shifts,), "shifts", "roll"),
-                 "dims": tuple(normalize_dim(d, ndim, "roll") for d in _ints((dims,), "dims",
-                                                                              "roll"))}
-    return _checked(ROLL, (x,), attrs)
+    try:
+        ndim = x._data.ndim
+        if dims is None:
+            shifts = _ints((shifts,), "shifts", "roll")
+            attrs = {"shifts": shifts[0] if len(shifts) == 1 else shifts, "dims": None}
+        else:
+            attrs = {"shifts": _ints((shifts,), "shifts", "roll"),
+                     "dims": tuple(normalize_dim(d, ndim, "roll") for d in _ints((dims,), "dims",
+                                                                                  "roll"))}
+        return _checked(ROLL, (x,), attrs)
+    except FwError as err:
+        raise located(err, "roll", (x,), shifts=shifts, dims=dims) from None
 
 
 def _triangle_meta(op):
@@ -586,18 +666,23 @@ TRIU = _op("triu", "The upper triangle of the last two dims (on and above diagon
            lambda ctx, g: (triu(g, ctx.attrs["diagonal"]),))
 
 
+def _triangle(op, x: Tensor, diagonal: int) -> Tensor:
+    try:
+        if x._data.ndim < 2:
+            op.meta(spec_of(x), diagonal)
+        return apply(op, (x,), {"diagonal": operator.index(diagonal)})
+    except FwError as err:
+        raise located(err, op.name, (x,), diagonal=diagonal) from None
+
+
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
     """Zero the elements above diagonal ``diagonal`` of the last two dims."""
-    if x._data.ndim < 2:
-        _triangle_meta("tril")(spec_of(x), diagonal)
-    return apply(TRIL, (x,), {"diagonal": operator.index(diagonal)})
+    return _triangle(TRIL, x, diagonal)
 
 
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     """Zero the elements below diagonal ``diagonal`` of the last two dims."""
-    if x._data.ndim < 2:
-        _triangle_meta("triu")(spec_of(x), diagonal)
-    return apply(TRIU, (x,), {"diagonal": operator.index(diagonal)})
+    return _triangle(TRIU, x, diagonal)
 
 
 def _one_hot_meta(x, num_classes):
@@ -616,18 +701,22 @@ ONE_HOT = define_op(
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot encoding of integer labels: shape ``x.shape + (num_classes,)``, int64.
     ``num_classes=-1`` uses ``x.max() + 1``. Labels outside [0, num_classes) raise ShapeError."""
-    _one_hot_meta(spec_of(x), 0)
-    data = x._data
-    low, high = (int(data.min()), int(data.max())) if data.size else (0, -1)
-    if num_classes == -1:
-        if not data.size:
-            raise ShapeError("cannot infer num_classes from an empty tensor", op="one_hot",
-                             hint="pass num_classes")
-        num_classes = high + 1
-    if low < 0 or high >= num_classes:
-        raise ShapeError(f"labels must be in [0, {num_classes}), got values in [{low}, {high}]",
-                         op="one_hot", hint="pass a larger num_classes, or fix the labels")
-    return apply(ONE_HOT, (x,), {"num_classes": int(num_classes)})
+    try:
+        _one_hot_meta(spec_of(x), 0)
+        data = x._data
+        low, high = (int(data.min()), int(data.max())) if data.size else (0, -1)
+        if num_classes == -1:
+            if not data.size:
+                raise ShapeError("cannot infer num_classes from an empty tensor", op="one_hot",
+                                 hint="pass num_classes")
+            num_classes = high + 1
+        if low < 0 or high >= num_classes:
+            raise IndexOutOfRangeError(f"labels must be in [0, {num_classes}), got values in "
+                                       f"[{low}, {high}]", op="one_hot",
+                                       hint="pass a larger num_classes, or fix the labels")
+        return apply(ONE_HOT, (x,), {"num_classes": int(num_classes)})
+    except FwError as err:
+        raise located(err, "one_hot", (x,), num_classes=num_classes) from None
 
 
 # -- Tensor methods -------------------------------------------------------------------------------
