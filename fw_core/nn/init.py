@@ -22,6 +22,7 @@ from .. import random as _random
 from ..autograd import no_grad
 from ..errors import ShapeError, UnsupportedError
 from ..ops.creation import tensor as _tensor
+from ..ops.meta import argument_error, describe
 from ..tensor import Tensor
 
 _LINEAR_GAINS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -49,31 +50,38 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         elif isinstance(param, (int, float)) and not isinstance(param, bool):
             slope = param
         else:
-            raise ValueError(f"calculate_gain: negative_slope {param!r} is not a number")
+            raise argument_error("calculate_gain", f"negative_slope {param!r} is not a number",
+                                 "pass the leaky ReLU's slope as a float, e.g. 0.01",
+                                 nonlinearity=nonlinearity, param=param)
         return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}; use one of "
-                     f"{', '.join(_LINEAR_GAINS + ('tanh', 'relu', 'leaky_relu', 'selu'))}")
+    raise argument_error("calculate_gain", f"unsupported nonlinearity {nonlinearity!r}",
+                         f"use one of "
+                         f"{', '.join(_LINEAR_GAINS + ('tanh', 'relu', 'leaky_relu', 'selu'))}",
+                         nonlinearity=nonlinearity)
 
 
-def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+def _calculate_fan_in_and_fan_out(tensor: Tensor, op: str | None = None) -> tuple[int, int]:
     """(fan_in, fan_out) of a weight: ``shape[1] * receptive field`` and ``shape[0] * receptive
-    field`` (the receptive field is the product of the dimensions after the first two)."""
+    field`` (the receptive field is the product of the dimensions after the first two); ``op``
+    is the initialiser that asks, for errors."""
     if tensor.ndim < 2:
         raise ShapeError(
             f"fan in and fan out need a tensor with at least 2 dimensions, got shape "
-            f"{tuple(tensor.shape)}",
+            f"{tuple(tensor.shape)}", op=op, inputs=describe((tensor,)),
             hint="these initialisations are for weights (out_features, in_features, ...); use "
             "uniform_ or normal_ for biases and vectors")
     receptive_field = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
 
 
-def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+def _calculate_correct_fan(tensor: Tensor, mode: str, op: str | None = None) -> int:
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"mode {mode!r} is not supported; use 'fan_in' or 'fan_out'")
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+        raise argument_error(op, f"mode {mode!r} is not supported",
+                             "use mode='fan_in' (keeps the forward pass's scale) or 'fan_out' "
+                             "(the backward pass's)", values=(tensor,), mode=mode)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor, op)
     return fan_in if mode == "fan_in" else fan_out
 
 
@@ -111,7 +119,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         UnsupportedError: if [a, b] holds less than 1e-9 of the normal's mass.
     """
     if not a < b:
-        raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
+        raise argument_error("trunc_normal_", f"need a < b, got a={a}, b={b}",
+                             "a and b are the lower and upper bounds of the samples",
+                             values=(tensor,), a=a, b=b)
     mass = _normal_cdf((b - mean) / std) - _normal_cdf((a - mean) / std)
     if mass < 1e-9:
         raise UnsupportedError(
@@ -158,7 +168,7 @@ def eye_(tensor: Tensor) -> Tensor:
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor, "xavier_uniform_")
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
@@ -166,15 +176,15 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor, "xavier_normal_")
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
 
 
-def _kaiming_std(tensor, a, mode, nonlinearity) -> float | None:
+def _kaiming_std(tensor, a, mode, nonlinearity, op: str) -> float | None:
     if 0 in tensor.shape:  # torch warns and leaves an empty tensor alone
         return None
-    fan = _calculate_correct_fan(tensor, mode)
+    fan = _calculate_correct_fan(tensor, mode, op)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
@@ -182,7 +192,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan), gain from
     ``calculate_gain(nonlinearity, a)`` and fan from ``mode`` ("fan_in" or "fan_out")."""
-    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    std = _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_uniform_")
     if std is None:
         return tensor
     bound = math.sqrt(3.0) * std
@@ -192,7 +202,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """He normal: N(0, std^2) with std = gain / sqrt(fan)."""
-    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    std = _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_normal_")
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator)

@@ -6,12 +6,13 @@ the same names ``state_dict`` uses), so tensors, errors and tools can say where 
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 
 from .._state import state
-from ..errors import FwError, StateDictError
+from ..errors import ArgumentTypeError, FwError, StateDictError
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -28,6 +29,21 @@ class _Handle:
 
     def remove(self) -> None:
         self._hooks.pop(self._key, None)
+
+
+def _bad_call(module, args, kwargs, exc: TypeError) -> ArgumentTypeError:
+    """The error for calling ``module`` with arguments its forward does not take."""
+    from ..ops.meta import describe
+
+    name = type(module).__name__
+    try:
+        signature = f"forward{inspect.signature(module.forward)}"
+    except (TypeError, ValueError):
+        signature = "forward(...)"
+    return ArgumentTypeError(
+        f"called with arguments its {signature} does not take ({exc})", op=name,
+        module=module.path or None, inputs=describe(args, **kwargs) or "no arguments",
+        hint=f"call the module as its forward is defined: {name}(...)({signature[8:-1]})")
 
 
 class Module:
@@ -168,7 +184,12 @@ class Module:
                     changed = hook(self, args)
                     if changed is not None:
                         args = changed if isinstance(changed, tuple) else (changed,)
-            out = self.forward(*args, **kwargs)
+            try:
+                out = self.forward(*args, **kwargs)
+            except TypeError as exc:
+                if exc.__traceback__.tb_next is not None:  # raised inside forward: not ours
+                    raise
+                raise _bad_call(self, args, kwargs, exc) from None
             if self._forward_hooks:
                 for hook in list(self._forward_hooks.values()):
                     changed = hook(self, args, out)

@@ -9,8 +9,10 @@ from __future__ import annotations
 __all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "Mish", "ReLU", "ReLU6", "SiLU",
            "Sigmoid", "Softmax", "Softplus", "Tanh"]
 
+from ...ops.meta import argument_error
 from .. import functional as F
 from ..module import Module
+from ._check import check_choice
 
 
 class _Inplace(Module):
@@ -89,9 +91,7 @@ class GELU(Module):
 
     def __init__(self, approximate: str = "none"):
         super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
-        self.approximate = approximate
+        self.approximate = check_choice("GELU", "approximate", approximate, ("none", "tanh"))
 
     def forward(self, x):
         return F.gelu(x, self.approximate)
@@ -120,9 +120,10 @@ class Hardtanh(Module):
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__()
-        if max_val <= min_val:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
-                             f"({min_val})")
+        if not max_val > min_val:
+            raise argument_error("Hardtanh", f"max_val ({max_val}) must be greater than "
+                                 f"min_val ({min_val})", "pass min_val < max_val, e.g. "
+                                 "Hardtanh(-1.0, 1.0)", min_val=min_val, max_val=max_val)
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace

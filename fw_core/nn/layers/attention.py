@@ -15,20 +15,36 @@ from ..._state import state
 from ...errors import DTypeError, ShapeError
 from ...ops.attention import scaled_dot_product_attention
 from ...ops.creation import empty, full, zeros
+from ...ops.dispatch import check_tensors
 from ...ops.elementwise import where
 from ...ops.linalg import linear, matmul
+from ...ops.meta import argument_error, located
 from ...ops.nn import dropout, softmax
 from ...ops.reduction import mean
 from ...ops.shape import cat, expand, pad, permute, reshape, squeeze, transpose, triu, unsqueeze
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ._check import check_range, check_size
 from .linear import Linear
+
+_LAYER = "MultiheadAttention"
 
 
 def _fail(message: str, hint: str) -> ShapeError:
-    return ShapeError(message, op="MultiheadAttention", module=state.module_path or None,
-                      hint=hint)
+    return ShapeError(message, op=_LAYER, module=state.module_path or None, hint=hint)
+
+
+def check_heads(layer: str, embed_dim, num_heads, dropout=0.0) -> None:
+    """Refuse a width the heads do not divide (or a bad dropout), naming ``layer``."""
+    shown = {"embed_dim": embed_dim, "num_heads": num_heads, "dropout": dropout}
+    check_size(layer, "embed_dim", embed_dim, **shown)
+    check_size(layer, "num_heads", num_heads, **shown)
+    check_range(layer, "dropout", dropout, 0.0, 1.0, **shown)
+    if embed_dim % num_heads:
+        raise argument_error(layer, f"embed_dim={embed_dim} must be divisible by "
+                             f"num_heads={num_heads}", "pick a number of heads that divides "
+                             "the model size", error=ShapeError, **shown)
 
 
 def _additive(mask, dtype, what: str):
@@ -77,10 +93,7 @@ class MultiheadAttention(Module):
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
                  vdim: int | None = None, batch_first: bool = False, device=None, dtype=None):
         super().__init__()
-        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
-            raise ShapeError(f"MultiheadAttention: embed_dim={embed_dim} must be divisible by "
-                             f"num_heads={num_heads}", hint="pick a number of heads that "
-                             "divides the model size")
+        check_heads(_LAYER, embed_dim, num_heads, dropout)
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -130,8 +143,12 @@ class MultiheadAttention(Module):
     # -- forward ------------------------------------------------------------------------------
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True,
                 attn_mask=None, average_attn_weights: bool = True, is_causal: bool = False):
+        check_tensors(_LAYER, query, key, value)
         batched = query.ndim == 3
-        self._check_inputs(query, key, value, batched)
+        try:
+            self._check_inputs(query, key, value, batched)
+        except ShapeError as err:
+            raise located(err, _LAYER, (query, key, value)) from None
         # heads are computed as (N, H, L, head_dim); unbatched inputs get N = 1
         seq_dim = 1 if batched and self.batch_first else 0
         n = query.shape[1 - seq_dim] if batched else 1
@@ -140,7 +157,11 @@ class MultiheadAttention(Module):
             key_padding_mask = unsqueeze(key_padding_mask, 0)
         kpm = _additive(key_padding_mask, query.dtype, "key_padding_mask")
         mask = _additive(attn_mask, query.dtype, "attn_mask")
-        self._check_masks(kpm, mask, n, length, source)
+        try:
+            self._check_masks(kpm, mask, n, length, source)
+        except ShapeError as err:
+            raise located(err, _LAYER, (query, key, value), key_padding_mask=kpm,
+                          attn_mask=mask) from None
         q, k, v = self._project(query, key, value, batched)  # each (N, H, len, head_dim)
         if mask is not None and mask.ndim == 3:
             mask = reshape(mask, (n, self.num_heads, length, source))

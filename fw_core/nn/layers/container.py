@@ -12,15 +12,42 @@ import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
+from ...errors import ArgumentTypeError, IndexOutOfRangeError, MissingKeyError
+from ...ops.meta import argument_error
 from ..module import Module
 
 
 def _index(idx, length: int, what: str) -> int:
     """``idx`` as a non-negative position in a container of ``length`` children."""
-    idx = operator.index(idx)
+    try:
+        idx = operator.index(idx)
+    except TypeError:
+        raise argument_error(what, f"indices must be integers or slices, got "
+                             f"{type(idx).__name__}", "index with an int (net[0]) or a slice "
+                             "(net[1:])", error=ArgumentTypeError, index=idx) from None
     if not -length <= idx < length:
-        raise IndexError(f"index {idx} is out of range for a {what} of {length} modules")
+        raise argument_error(what, f"index {idx} is out of range for a {what} of {length} "
+                             "modules", f"use an index in [{-length}, {length})" if length
+                             else f"the {what} is empty: append modules first",
+                             error=IndexOutOfRangeError, index=idx, length=length)
     return idx % length
+
+
+def _module(container: Module, value, position, arrived=None) -> Module:
+    """``value`` if it is a Module (what a container may hold), else an error naming where;
+    ``arrived`` is everything the container was given, for the inputs line."""
+    if isinstance(value, Module):
+        return value
+    name = type(container).__name__
+    what = "a function" if callable(value) and not isinstance(value, type) else (
+        "a class" if isinstance(value, type) else f"{type(value).__name__} {value!r}")
+    hint = ("wrap a function in a Module (its forward calls it), e.g. nn.ReLU() for fw.relu"
+            if callable(value) else "pass layers such as nn.Linear(2, 2) or nn.ReLU()")
+    if isinstance(value, type):
+        hint = f"create an instance: {value.__name__}(...)"
+    raise argument_error(name, f"entry {position!r} is {what}, not a Module", hint,
+                         error=ArgumentTypeError, values=(value,) if arrived is None
+                         else arrived)
 
 
 def _renumber(container: Module, modules: list) -> None:
@@ -42,7 +69,7 @@ class _ModuleSequence(Module):
 
     def append(self, module: Module):
         """Add ``module`` at the end (named by its position)."""
-        self.add_module(str(len(self)), module)
+        self.add_module(str(len(self)), _module(self, module, len(self)))
         return self
 
     def extend(self, modules: Iterable[Module]):
@@ -53,7 +80,7 @@ class _ModuleSequence(Module):
     def insert(self, index: int, module: Module):
         """Insert ``module`` before position ``index``; children are renumbered."""
         modules = list(self._modules.values())
-        modules.insert(index, module)
+        modules.insert(index, _module(self, module, index))
         _renumber(self, modules)
         return self
 
@@ -80,10 +107,10 @@ class Sequential(_ModuleSequence):
         super().__init__()
         if len(args) == 1 and isinstance(args[0], Mapping):
             for name, module in args[0].items():
-                self.add_module(name, module)
+                self.add_module(name, _module(self, module, name, list(args[0].values())))
         else:
             for i, module in enumerate(args):
-                self.add_module(str(i), module)
+                self.add_module(str(i), _module(self, module, i, args))
 
     def forward(self, x):
         for module in self._modules.values():
@@ -98,7 +125,7 @@ class Sequential(_ModuleSequence):
 
     def __setitem__(self, idx: int, module: Module) -> None:
         name = list(self._modules)[_index(idx, len(self), "Sequential")]
-        setattr(self, name, module)
+        setattr(self, name, _module(self, module, idx))
 
     def __delitem__(self, idx) -> None:
         names = list(self._modules)
@@ -131,7 +158,7 @@ class ModuleList(_ModuleSequence):
         return values[_index(idx, len(values), "ModuleList")]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
+        self.add_module(str(_index(idx, len(self), "ModuleList")), _module(self, module, idx))
 
     def __delitem__(self, idx) -> None:
         modules = list(self._modules.values())
@@ -160,10 +187,25 @@ class ModuleDict(Module):
             self.update(modules)
 
     def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
+        try:
+            return self._modules[key]
+        except KeyError:
+            raise argument_error("ModuleDict", f"no entry {key!r}",
+                                 f"use one of its keys: {', '.join(map(repr, self._modules))}"
+                                 if self._modules else "the ModuleDict is empty",
+                                 error=MissingKeyError, key=key) from None
 
     def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
+        if not isinstance(key, str):
+            raise argument_error("ModuleDict", f"keys must be strings, got "
+                                 f"{type(key).__name__} {key!r}", f"use a name: "
+                                 f"ModuleDict({{{str(key)!r}: ...}})", error=ArgumentTypeError,
+                                 key=key)
+        if "." in key or not key:
+            raise argument_error("ModuleDict", f"key {key!r} cannot be a module name (empty or "
+                                 "with a '.', which separates path parts)",
+                                 f"use a name like {key.replace('.', '_') or 'head'!r}", key=key)
+        self.add_module(key, _module(self, module, key))
 
     def __delitem__(self, key: str) -> None:
         delattr(self, key)

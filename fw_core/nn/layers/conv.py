@@ -9,22 +9,17 @@ from __future__ import annotations
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
 
 from ..._state import state
-from ...errors import ShapeError
+from ...errors import ArgumentError, FwError, ShapeError
+from ...ops.conv import check_conv_geometry, check_groups
+from ...ops.dispatch import not_a_tensor
+from ...ops.meta import argument_error, describe, located
+from ...tensor import Tensor
 from .. import functional as F
 from ..module import Module
-from ._check import check_features
+from ._check import check_choice, check_features, check_size
 from ._params import reset_fan_in_uniform, weight_and_bias
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _tuple(value, n: int, name: str) -> tuple[int, ...]:
-    if isinstance(value, int):
-        return (value,) * n
-    value = tuple(int(v) for v in value)
-    if len(value) != n:
-        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {value}")
-    return value
 
 
 class _ConvNd(Module):
@@ -38,30 +33,29 @@ class _ConvNd(Module):
                  output_padding=0, device=None, dtype=None):
         super().__init__()
         name, n = type(self).__name__, self._n
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"{name}: in_channels={in_channels} and out_channels="
-                             f"{out_channels} must both be divisible by groups={groups}")
-        if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"{name}: padding_mode must be one of {_PADDING_MODES}, got "
-                             f"{padding_mode!r}")
+        arguments = {"in_channels": in_channels, "out_channels": out_channels,
+                     "kernel_size": kernel_size, "stride": stride, "padding": padding,
+                     "dilation": dilation, "groups": groups}
+        try:
+            check_size(name, "in_channels", in_channels)
+            check_size(name, "out_channels", out_channels)
+            check_choice(name, "padding_mode", padding_mode, _PADDING_MODES)
+            if isinstance(padding, str):
+                check_choice(name, "padding", padding, ("valid", "same"))
+            geometry = check_conv_geometry(name, n, kernel_size, stride, dilation, padding,
+                                           output_padding if self._transposed else None)
+            self.kernel_size, self.stride, self.dilation, self.padding, _ = geometry
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ArgumentError("padding='same' is not supported for strided convolutions",
+                                    hint="pass explicit padding, e.g. padding=kernel_size // 2")
+            check_groups(name, groups, in_channels, out_channels)
+        except FwError as err:
+            raise located(err, name, **arguments) from None
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _tuple(kernel_size, n, "kernel_size")
-        self.stride = _tuple(stride, n, "stride")
-        self.dilation = _tuple(dilation, n, "dilation")
-        self.output_padding = _tuple(output_padding, n, "output_padding")
+        self.output_padding = geometry[4] or (0,) * n
         self.groups = groups
         self.padding_mode = padding_mode
-        if isinstance(padding, str):
-            if padding not in ("valid", "same"):
-                raise ValueError(f"{name}: padding must be 'valid', 'same' or ints, got "
-                                 f"{padding!r}")
-            if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError(f"{name}: padding='same' is not supported for strided "
-                                 "convolutions; pass explicit padding")
-            self.padding = padding
-        else:
-            self.padding = _tuple(padding, n, "padding")
         # F.pad's (left, right) pairs from the last dimension back; asymmetric for 'same' with
         # an odd total, where the extra element goes on the right as in PyTorch
         totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
@@ -86,13 +80,15 @@ class _ConvNd(Module):
 
     def _check_input(self, x) -> None:
         n = self._n
+        if not isinstance(x, Tensor):
+            raise not_a_tensor(type(self).__name__, x)
         if x.ndim not in (n + 1, n + 2):
             layout = "(N, C, L)" if n == 1 else "(N, C, H, W)"
             raise ShapeError(
                 f"expected a {n + 2}-d batch {layout} or an unbatched {n + 1}-d input, got "
                 f"shape {tuple(x.shape)}",
                 op=type(self).__name__, module=state.module_path or None,
-                hint="add the missing dimension with unsqueeze")
+                inputs=describe((x,)), hint="add the missing dimension with unsqueeze")
         check_features(type(self).__name__, x, self.in_channels, "in_channels",
                        dim=x.ndim - n - 1)
 
@@ -198,10 +194,12 @@ class ConvTranspose2d(_ConvNd):
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None):
         if padding_mode != "zeros":
-            raise ValueError(f'ConvTranspose2d: only "zeros" padding_mode is supported, got '
-                             f"{padding_mode!r}")
+            raise argument_error("ConvTranspose2d", 'only "zeros" padding_mode is supported, '
+                                 f"got {padding_mode!r}", 'leave padding_mode="zeros"',
+                                 padding_mode=padding_mode)
         if isinstance(padding, str):
-            raise ValueError("ConvTranspose2d: padding must be ints, not a string")
+            raise argument_error("ConvTranspose2d", "padding must be ints, not a string",
+                                 "pass padding as an int or a pair", padding=padding)
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, output_padding, device=device, dtype=dtype)
 

@@ -6,6 +6,7 @@ __all__ = ["Dropout"]
 
 from .. import functional as F
 from ..module import Module
+from ._check import check_range
 
 
 class Dropout(Module):
@@ -15,14 +16,15 @@ class Dropout(Module):
     Shape: (*) -> (*). The mask comes from the default generator (``fw.manual_seed``).
 
     Raises:
-        ValueError: if p is not in [0, 1].
+        ArgumentError: if p is not in [0, 1] (a ValueError); ArgumentTypeError if it is not a
+            number.
     """
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: probability has to be between 0 and 1, got {p}")
-        self.p = p
+        self.p = check_range("Dropout", "p", p, 0.0, 1.0,
+                             hint="p is the probability of zeroing an element: between 0 and 1 "
+                             "(e.g. Dropout(0.1))")
         self.inplace = inplace
 
     def forward(self, x):

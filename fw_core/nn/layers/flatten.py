@@ -4,8 +4,10 @@ from __future__ import annotations
 
 __all__ = ["Flatten", "Unflatten"]
 
+from ...ops.meta import argument_error
 from ...ops.shape import flatten, unflatten
 from ..module import Module
+from ._check import check_size
 
 
 class Flatten(Module):
@@ -36,7 +38,13 @@ class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
         self.dim = dim
-        self.unflattened_size = tuple(int(s) for s in unflattened_size)
+        sizes = tuple(check_size("Unflatten", "unflattened_size", s, least=-1,
+                                 unflattened_size=unflattened_size) for s in unflattened_size)
+        if sizes.count(-1) > 1:
+            raise argument_error("Unflatten", f"unflattened_size {sizes} has more than one -1",
+                                 "at most one size can be -1 (inferred from the others)",
+                                 unflattened_size=unflattened_size)
+        self.unflattened_size = sizes
 
     def forward(self, x):
         return unflatten(x, self.dim, self.unflattened_size)

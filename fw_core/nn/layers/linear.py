@@ -9,10 +9,11 @@ import math
 from ..._state import state
 from ...errors import ShapeError
 from ...ops.linalg import linear
+from ...ops.meta import describe
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._check import check_features
+from ._check import check_features, check_size
 from ._params import reset_fan_in_uniform, weight_and_bias
 
 
@@ -50,8 +51,9 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
+        shown = {"in_features": in_features, "out_features": out_features}
+        self.in_features = check_size("Linear", "in_features", in_features, least=0, **shown)
+        self.out_features = check_size("Linear", "out_features", out_features, least=0, **shown)
         weight_and_bias(self, (out_features, in_features), out_features, bias, device, dtype)
         self.reset_parameters()
 
@@ -60,7 +62,8 @@ class Linear(Module):
         reset_fan_in_uniform(self.weight, self.bias)
 
     def forward(self, x):
-        if not x.shape or x.shape[-1] != self.in_features:
+        shape = getattr(x, "shape", None)
+        if not shape or shape[-1] != self.in_features:
             check_features("Linear", x, self.in_features)
         return linear(x, self.weight, self.bias)
 
@@ -80,9 +83,12 @@ class Bilinear(Module):
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        self.in1_features = in1_features
-        self.in2_features = in2_features
-        self.out_features = out_features
+        shown = {"in1_features": in1_features, "in2_features": in2_features,
+                 "out_features": out_features}
+        self.in1_features = check_size("Bilinear", "in1_features", in1_features, **shown)
+        self.in2_features = check_size("Bilinear", "in2_features", in2_features, **shown)
+        self.out_features = check_size("Bilinear", "out_features", out_features, least=0,
+                                       **shown)
         weight_and_bias(self, (out_features, in1_features, in2_features), out_features, bias,
                         device, dtype)
         self.reset_parameters()
@@ -100,6 +106,7 @@ class Bilinear(Module):
             raise ShapeError(f"the inputs' leading dimensions differ: {tuple(input1.shape)} and "
                              f"{tuple(input2.shape)}", op="Bilinear",
                              module=state.module_path or None,
+                             inputs=describe((input1, input2)),
                              hint="pass two batches of the same size")
         return F.bilinear(input1, input2, self.weight, self.bias)
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "RMSNorm"]
 
+import numbers
+
 from ... import dtypes as _dt
 from ..._state import state as _state
 from ...errors import ShapeError
 from ...ops.creation import ones, tensor, zeros
+from ...ops.meta import argument_error, describe
 from ...ops.nn import batch_norm, group_norm, layer_norm, rms_norm
 from .. import init
 from ..module import Module
-from ._check import check_features, check_ndim
+from ._check import check_features, check_ndim, check_range, check_size
 from ._params import affine_parameters, reset_affine
 
 
@@ -24,9 +27,14 @@ class _BatchNorm(Module):
                  affine: bool = True, track_running_stats: bool = True, device=None,
                  dtype=None, *, bias: bool = True):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
+        name = type(self).__name__
+        shown = {"num_features": num_features, "eps": eps, "momentum": momentum}
+        self.num_features = check_size(name, "num_features", num_features, **shown)
+        self.eps = check_range(name, "eps", eps, 0.0, **shown)
+        self.momentum = momentum if momentum is None else check_range(
+            name, "momentum", momentum, 0.0, 1.0, hint="momentum is the weight of each new batch "
+            "in the running statistics: between 0 and 1 (PyTorch's default 0.1), or None for a "
+            "cumulative average", **shown)
         self.affine = affine
         self.track_running_stats = track_running_stats
         affine_parameters(self, num_features, affine, bias, device, dtype)
@@ -107,10 +115,11 @@ class BatchNorm2d(_BatchNorm):
     _layout = "(N, C, H, W)"
 
 
-def _as_shape(normalized_shape) -> tuple[int, ...]:
-    if isinstance(normalized_shape, int):
-        return (normalized_shape,)
-    return tuple(int(s) for s in normalized_shape)
+def _as_shape(layer: str, normalized_shape) -> tuple[int, ...]:
+    sizes = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) or not \
+        hasattr(normalized_shape, "__iter__") else tuple(normalized_shape)
+    return tuple(check_size(layer, "normalized_shape", s, normalized_shape=normalized_shape)
+                 for s in sizes)
 
 
 def _check_trailing(layer: str, x, normalized_shape) -> None:
@@ -120,6 +129,7 @@ def _check_trailing(layer: str, x, normalized_shape) -> None:
 
         raise ShapeError(f"expected an input ending in normalized_shape={normalized_shape}, got "
                          f"shape {tuple(x.shape)}", op=layer, module=state.module_path or None,
+                         inputs=describe((x,)),
                          hint="normalize over the input's trailing dimensions: build the layer "
                          f"with normalized_shape={tuple(x.shape[x.ndim - n:])} or reshape")
 
@@ -134,8 +144,8 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        self.normalized_shape = _as_shape(normalized_shape)
-        self.eps = eps
+        self.normalized_shape = _as_shape("LayerNorm", normalized_shape)
+        self.eps = check_range("LayerNorm", "eps", eps, 0.0)
         self.elementwise_affine = elementwise_affine
         affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
@@ -166,10 +176,14 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
-        if num_groups <= 0 or num_channels % num_groups:
-            raise ShapeError(f"GroupNorm: num_channels={num_channels} must be divisible by "
-                             f"num_groups={num_groups}",
-                             hint="pick a number of groups that divides the channels")
+        shown = {"num_groups": num_groups, "num_channels": num_channels}
+        check_size("GroupNorm", "num_groups", num_groups, **shown)
+        check_size("GroupNorm", "num_channels", num_channels, **shown)
+        if num_channels % num_groups:
+            raise argument_error("GroupNorm", f"num_channels={num_channels} must be divisible "
+                                 f"by num_groups={num_groups}",
+                                 "pick a number of groups that divides the channels",
+                                 error=ShapeError, **shown)
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps
@@ -198,8 +212,8 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps: float | None = None,
                  elementwise_affine: bool = True, device=None, dtype=None):
         super().__init__()
-        self.normalized_shape = _as_shape(normalized_shape)
-        self.eps = eps
+        self.normalized_shape = _as_shape("RMSNorm", normalized_shape)
+        self.eps = eps if eps is None else check_range("RMSNorm", "eps", eps, 0.0)
         self.elementwise_affine = elementwise_affine
         affine_parameters(self, self.normalized_shape, elementwise_affine, False, device, dtype)
         del self.bias  # RMSNorm has no shift at all (not even a None entry), as in PyTorch

@@ -4,8 +4,23 @@ from __future__ import annotations
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
 
+from ...errors import FwError
+from ...ops.conv import check_divisor, check_window
+from ...ops.meta import located
 from .. import functional as F
 from ..module import Module
+from ._check import check_size
+
+
+def _check_window(layer: str, kernel_size, stride, padding, dilation=1,
+                  divisor_override=None) -> None:
+    """Refuse a window the pooling op would refuse, when the layer is built."""
+    try:
+        check_window(layer, kernel_size, stride, padding, dilation)
+        check_divisor(divisor_override, layer)
+    except FwError as err:
+        raise located(err, layer, kernel_size=kernel_size, stride=stride, padding=padding,
+                      dilation=dilation) from None
 
 
 class MaxPool2d(Module):
@@ -19,6 +34,7 @@ class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False):
         super().__init__()
+        _check_window("MaxPool2d", kernel_size, stride, padding, dilation)
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -45,6 +61,7 @@ class AvgPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None):
         super().__init__()
+        _check_window("AvgPool2d", kernel_size, stride, padding, divisor_override=divisor_override)
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -72,6 +89,10 @@ class AdaptiveAvgPool2d(Module):
 
     def __init__(self, output_size):
         super().__init__()
+        sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,)
+        for size in sizes:
+            if size is not None:
+                check_size("AdaptiveAvgPool2d", "output_size", size, output_size=output_size)
         self.output_size = output_size
 
     def forward(self, x):

@@ -18,17 +18,21 @@ from ...errors import ShapeError
 from ...ops.creation import empty, zeros
 from ...ops.elementwise import relu, sigmoid, tanh
 from ...ops.linalg import linear
+from ...ops.meta import argument_error, describe
 from ...ops.shape import cat, squeeze, stack, transpose, unbind, unsqueeze
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ._check import check_choice, check_range, check_size
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _fail(layer: str, message: str, hint: str) -> ShapeError:
-    return ShapeError(message, op=layer, module=state.module_path or None, hint=hint)
+def _fail(layer: str, message: str, hint: str, *values) -> ShapeError:
+    """A ShapeError from ``layer``'s forward; ``values`` are the inputs that arrived."""
+    return ShapeError(message, op=layer, module=state.module_path or None,
+                      inputs=describe(values), hint=hint)
 
 
 class _RNNBase(Module):
@@ -39,16 +43,20 @@ class _RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{name}: dropout should be a number in [0, 1], got {dropout}")
+        shown = {"input_size": input_size, "hidden_size": hidden_size,
+                 "num_layers": num_layers, "dropout": dropout}
+        check_size(name, "input_size", input_size, **shown)
+        check_size(name, "hidden_size", hidden_size, **shown)
+        check_size(name, "num_layers", num_layers, **shown)
+        check_range(name, "dropout", dropout, 0.0, 1.0, **shown)
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"{name}: dropout={dropout} acts between layers, so it does nothing "
                           "with num_layers=1", UserWarning, stacklevel=3)
-        if hidden_size <= 0 or num_layers <= 0:
-            raise ValueError(f"{name}: hidden_size and num_layers must be positive, got "
-                             f"{hidden_size} and {num_layers}")
         if proj_size < 0 or (proj_size and proj_size >= hidden_size):
-            raise ValueError(f"{name}: proj_size must be in [0, hidden_size), got {proj_size}")
+            raise argument_error(name, f"proj_size must be in [0, hidden_size), got {proj_size}",
+                                 f"pass proj_size=0 (no projection) or one below "
+                                 f"hidden_size={hidden_size}", proj_size=proj_size,
+                                 hidden_size=hidden_size)
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -100,14 +108,14 @@ class _RNNBase(Module):
             layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
             raise _fail(name, f"expected a 3-d input {layout} or a 2-d unbatched (L, H_in), got "
                         f"shape {tuple(x.shape)}",
-                        "reshape the input to (sequence, batch, features)")
+                        "reshape the input to (sequence, batch, features)", x)
         if x.shape[-1] != self.input_size:
             raise _fail(name, f"expected input with input_size={self.input_size} features (last "
                         f"dimension), got shape {tuple(x.shape)}",
-                        f"build the layer with input_size={x.shape[-1]} or fix the input")
+                        f"build the layer with input_size={x.shape[-1]} or fix the input", x)
         if x.shape[1 if x.ndim == 3 and self.batch_first else 0] == 0:
             raise _fail(name, f"got an empty sequence (shape {tuple(x.shape)})",
-                        "pass at least one time step")
+                        "pass at least one time step", x)
         return x.ndim == 3
 
     def _check_state(self, h, batch: int, size: int, batched: bool, what: str) -> None:
@@ -116,7 +124,7 @@ class _RNNBase(Module):
         if tuple(h.shape) != expected:
             raise _fail(type(self).__name__, f"expected {what} of shape {expected} (num_layers "
                         f"* num_directions, {'batch, ' if batched else ''}size), got "
-                        f"{tuple(h.shape)}", f"create {what} with shape {expected}")
+                        f"{tuple(h.shape)}", f"create {what} with shape {expected}", h)
 
     # -- running ------------------------------------------------------------------------------
     def _run(self, x, states: list):
@@ -213,8 +221,7 @@ class RNN(_RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device=None, dtype=None):
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
+        check_choice("RNN", "nonlinearity", nonlinearity, ("tanh", "relu"))
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
@@ -270,7 +277,7 @@ class LSTM(_RNNBase):
     def forward(self, x, hx=None):
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise _fail("LSTM", "LSTM expects hx as a tuple (h_0, c_0)",
-                        "pass both initial states, or None for zeros")
+                        "pass both initial states, or None for zeros", x, hx)
         x, batched, states = self._prepare(x, (None, None) if hx is None else tuple(hx))
         out, finals = self._run(x, states)
         out, (h_n, c_n) = self._finish(out, finals, batched)

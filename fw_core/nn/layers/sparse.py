@@ -7,10 +7,12 @@ __all__ = ["Embedding"]
 from ...autograd import no_grad
 from ...errors import ShapeError, UnsupportedError
 from ...ops.creation import empty
+from ...ops.meta import argument_error
 from ...ops.nn import embedding
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ._check import check_size
 
 
 class Embedding(Module):
@@ -35,16 +37,22 @@ class Embedding(Module):
                  _freeze: bool = False, device=None, dtype=None):
         super().__init__()
         if max_norm is not None or scale_grad_by_freq or sparse:
-            raise UnsupportedError(
-                "Embedding: max_norm, scale_grad_by_freq and sparse gradients are not "
-                "implemented", hint="drop these arguments; renormalise the weight under "
-                "fw.no_grad() yourself if you need max_norm")
+            raise argument_error(
+                "Embedding", "max_norm, scale_grad_by_freq and sparse gradients are not "
+                "implemented", "drop these arguments; renormalise the weight under "
+                "fw.no_grad() yourself if you need max_norm", error=UnsupportedError,
+                max_norm=max_norm, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+        shown = {"num_embeddings": num_embeddings, "embedding_dim": embedding_dim,
+                 "padding_idx": padding_idx}
+        check_size("Embedding", "num_embeddings", num_embeddings, least=0, **shown)
+        check_size("Embedding", "embedding_dim", embedding_dim, least=0, **shown)
         if padding_idx is not None:
+            check_size("Embedding", "padding_idx", padding_idx, least=-num_embeddings, **shown)
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ShapeError(f"Embedding: padding_idx {padding_idx} is out of range for "
-                                 f"{num_embeddings} embeddings",
-                                 hint=f"use an index in [{-num_embeddings}, "
-                                 f"{num_embeddings - 1}] or None")
+                raise argument_error(
+                    "Embedding", f"padding_idx {padding_idx} is out of range for "
+                    f"{num_embeddings} embeddings", f"use an index in [{-num_embeddings}, "
+                    f"{num_embeddings - 1}] or None", error=ShapeError, **shown)
             padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim

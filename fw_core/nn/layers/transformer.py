@@ -8,9 +8,11 @@ __all__ = ["TransformerEncoder", "TransformerEncoderLayer"]
 import copy
 from collections.abc import Callable
 
+from ...ops.meta import argument_error
 from .. import functional as F
 from ..module import Module
-from .attention import MultiheadAttention
+from ._check import check_size
+from .attention import MultiheadAttention, check_heads
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -44,6 +46,14 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
+        check_heads("TransformerEncoderLayer", d_model, nhead, dropout)
+        check_size("TransformerEncoderLayer", "dim_feedforward", dim_feedforward,
+                   dim_feedforward=dim_feedforward)
+        if isinstance(activation, str) and activation not in _ACTIVATIONS:
+            raise argument_error("TransformerEncoderLayer", f"activation should be relu/gelu, "
+                                 f"not {activation!r}", 'pass activation="relu" or "gelu", or '
+                                 "a callable such as fw.nn.functional.silu",
+                                 activation=activation)
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, **kw)
@@ -55,12 +65,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise ValueError(f"TransformerEncoderLayer: activation should be relu/gelu, not "
-                                 f"{activation!r} (or pass a callable)")
-            activation = _ACTIVATIONS[activation]
-        self.activation = activation
+        self.activation = _ACTIVATIONS[activation] if isinstance(activation, str) else activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         x = src
@@ -94,6 +99,7 @@ class TransformerEncoder(Module):
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True):
         super().__init__()
+        check_size("TransformerEncoder", "num_layers", num_layers, num_layers=num_layers)
         self.layers = ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))
         self.num_layers = num_layers
         self.norm = norm

@@ -94,3 +94,48 @@ def test_nested_container_paths():
     assert model[0]["a"][0].path == "0.a.0"
     out = model[0]["a"][0](fw.randn(1, 2))
     assert out.module == "0.a.0"
+
+
+@pytest.mark.parametrize("make,where", [
+    (lambda: nn.Sequential(nn.Linear(2, 2), 5), "entry 1 is int 5"),
+    (lambda: nn.Sequential(OrderedDict(fc=nn.Linear(2, 2), act="relu")), "entry 'act' is str"),
+    (lambda: nn.Sequential(nn.Linear(2, 2), fw.relu), "entry 1 is a function"),
+    (lambda: nn.Sequential(nn.ReLU), "entry 0 is a class"),
+    (lambda: nn.Sequential().append(5), "entry 0 is int 5"),
+    (lambda: nn.ModuleList([nn.Linear(2, 2), 5]), "entry 1 is int 5"),
+    (lambda: nn.ModuleList().insert(0, 1.0), "entry 0 is float 1.0"),
+    (lambda: nn.ModuleDict({"a": 5}), "entry 'a' is int 5")])
+def test_containers_refuse_what_is_not_a_module(make, where):
+    # Sequential(Linear(2, 2), 5) used to drop the 5 and run as Sequential(Linear(2, 2))
+    with pytest.raises(TypeError, match=where) as info:
+        make()
+    assert isinstance(info.value, fw.errors.ArgumentTypeError)
+    assert "not a Module" in str(info.value) and "\n  fix:" in str(info.value)
+
+
+def test_container_item_assignment_refuses_non_modules():
+    seq, mods = nn.Sequential(nn.ReLU()), nn.ModuleList([nn.ReLU()])
+    with pytest.raises(fw.errors.ArgumentTypeError, match="entry 0 is int 3"):
+        seq[0] = 3
+    with pytest.raises(fw.errors.ArgumentTypeError, match="entry 0 is int 3"):
+        mods[0] = 3
+    assert len(seq) == len(mods) == 1 and isinstance(seq[0], nn.ReLU)
+
+
+def test_module_dict_keys_must_be_names():
+    with pytest.raises(TypeError, match="keys must be strings, got int 1"):
+        nn.ModuleDict({1: nn.ReLU()})
+    with pytest.raises(ValueError, match="cannot be a module name"):
+        nn.ModuleDict({"a.b": nn.ReLU()})
+    heads = nn.ModuleDict({"cls": nn.ReLU()})
+    with pytest.raises(KeyError, match="no entry 'box'") as info:
+        heads["box"]
+    assert "use one of its keys: 'cls'" in str(info.value)
+
+
+def test_out_of_range_index_names_the_container():
+    with pytest.raises(IndexError, match="index 3 is out of range for a Sequential of 1") as info:
+        nn.Sequential(nn.ReLU())[3]
+    assert isinstance(info.value, fw.errors.IndexOutOfRangeError)
+    with pytest.raises(IndexError, match="the ModuleList is empty"):
+        nn.ModuleList()[0]

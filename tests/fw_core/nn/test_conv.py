@@ -100,3 +100,34 @@ def test_bad_constructor_arguments():
 def test_repr(cls, args, kwargs):
     assert repr(getattr(nn, cls)(*args, **kwargs)) == repr(getattr(torch.nn, cls)(*args,
                                                                                  **kwargs))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.Conv2d(1, 1, 0), lambda: nn.Conv2d(1, 1, -2), lambda: nn.Conv2d(1, 1, (3, 0)),
+    lambda: nn.Conv1d(1, 1, 0), lambda: nn.ConvTranspose2d(1, 1, 0)], ids=[
+    "Conv2d(1, 1, 0)", "Conv2d(1, 1, -2)", "Conv2d(1, 1, (3, 0))", "Conv1d(1, 1, 0)",
+    "ConvTranspose2d(1, 1, 0)"])
+def test_kernel_size_below_one_is_refused_when_built(make):
+    # Conv2d(1, 1, 0) used to build, and return a (1, 1, 6, 6) zero tensor for a 5 x 5 input
+    with pytest.raises(ShapeError, match=r"kernel_size must be >= 1") as info:
+        make()
+    text = str(info.value)
+    assert text.split(":")[0] in ("Conv2d", "Conv1d", "ConvTranspose2d")
+    assert "\n  inputs:" in text and "kernel_size=" in text and "\n  fix:" in text
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"stride": 0}, "stride must be >= 1"), ({"dilation": 0}, "dilation must be >= 1"),
+    ({"padding": -1}, "padding must be >= 0"), ({"kernel_size": 2.5}, "kernel_size must be an int"),
+    ({"in_channels": 0}, "in_channels must be >= 1")])
+def test_other_bad_geometry_is_refused_when_built(kwargs, match):
+    arguments = {"in_channels": 1, "out_channels": 1, "kernel_size": 3, **kwargs}
+    with pytest.raises(ValueError, match=match):  # ShapeError or ArgumentError: both ValueErrors
+        nn.Conv2d(**arguments)
+    with pytest.raises(ShapeError, match="output_padding"):
+        nn.ConvTranspose2d(1, 1, 3, stride=2, output_padding=2)
+
+
+def test_functional_conv_refuses_an_empty_kernel():
+    with pytest.raises(ShapeError, match="non-empty"):
+        fw.conv2d(fw.randn(1, 1, 5, 5), fw.randn(1, 1, 0, 0))

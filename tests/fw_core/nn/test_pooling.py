@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+import fw_core
 import fw_core.nn as nn
 
 from .layer_check import check_layer
@@ -61,3 +62,27 @@ def test_repr(ours, theirs):
 
 def test_unbatched_input():
     check_layer(nn.MaxPool2d(2), torch.nn.MaxPool2d(2), [_input((3, 6, 6))], dtype="float64")
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: nn.MaxPool2d(0), "kernel_size must be >= 1"),
+    (lambda: nn.MaxPool2d(-1), "kernel_size must be >= 1"),
+    (lambda: nn.MaxPool2d(2, stride=0), "stride must be >= 1"),
+    (lambda: nn.MaxPool2d(3, padding=2), "at most half the window"),
+    (lambda: nn.MaxPool2d(2, dilation=0), "dilation must be >= 1"),
+    (lambda: nn.AvgPool2d(0), "kernel_size must be >= 1"),
+    (lambda: nn.AvgPool2d(2, divisor_override=0), "divisor_override must be >= 1"),
+    (lambda: nn.AdaptiveAvgPool2d(-1), "output_size must be >= 1"),
+    (lambda: nn.AdaptiveAvgPool2d((2, 0)), "output_size must be >= 1")], ids=[
+    "MaxPool2d(0)", "MaxPool2d(-1)", "stride 0", "padding 2 of 3", "dilation 0", "AvgPool2d(0)",
+    "divisor_override 0", "AdaptiveAvgPool2d(-1)", "AdaptiveAvgPool2d((2, 0))"])
+def test_bad_windows_are_refused_when_the_layer_is_built(make, match):
+    with pytest.raises(ValueError, match=match) as info:
+        make()
+    text = str(info.value)
+    assert text.split(":")[0] in ("MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d")
+    assert "\n  inputs:" in text and "\n  fix:" in text
+
+
+def test_adaptive_pool_keeps_none_sizes():
+    assert nn.AdaptiveAvgPool2d((None, 2))(fw_core.randn(1, 3, 5, 6)).shape == (1, 3, 5, 2)
