@@ -27,20 +27,23 @@ from .. import random as _random
 from ..errors import ShapeError, UnsupportedError
 from ..ops.creation import as_tensor, tensor
 from ..ops.indexing import index_select
+from ..ops.meta import describe
 from ..tensor import Tensor
-from .errors import DataError, DataIndexError, UnsizedError
+from .errors import DataError, DataFormatError, DataIndexError, UnsizedError
 
 
 def check_index(index, length: int, owner) -> int:
     """``index`` as a non-negative int below ``length``; negative indices count from the end."""
+    name = type(owner).__name__
     if not isinstance(index, numbers.Integral):
-        raise DataError(f"{type(owner).__name__} indices must be integers, got "
-                        f"{type(index).__name__} {index!r}",
+        raise DataError(f"indices must be integers, got {type(index).__name__} {index!r}",
+                        op=name, inputs=describe(index=index, length=length),
                         hint="index one sample at a time: ds[3]; use Subset for a selection")
     index = int(index)
     if not -length <= index < length:
-        raise DataIndexError(f"index {index} is out of range for {type(owner).__name__} of "
-                             f"length {length}", hint=f"use an index in [-{length}, {length})")
+        raise DataIndexError(f"index {index} is out of range for {name} of length {length}",
+                             op=name, inputs=describe(index=index, length=length),
+                             hint=f"use an index in [-{length}, {length})")
     return index + length if index < 0 else index
 
 
@@ -103,12 +106,14 @@ class TensorDataset(Dataset):
 
     def __init__(self, *tensors):
         if not tensors:
-            raise DataError("TensorDataset needs at least one tensor",
-                            hint="TensorDataset(features, targets)")
+            raise DataError("needs at least one tensor", op="TensorDataset",
+                            inputs="no tensors", hint="TensorDataset(features, targets)")
         tensors = tuple(t if isinstance(t, Tensor) else as_tensor(t) for t in tensors)
         if any(t.ndim == 0 for t in tensors) or len({t.shape[0] for t in tensors}) != 1:
-            raise ShapeError("TensorDataset tensors must share their first dimension",
-                            inputs=", ".join(f"shape {tuple(t.shape)}" for t in tensors),
+            shapes = " and ".join(str(tuple(t.shape)) for t in tensors)
+            raise ShapeError(f"the tensors must share their first dimension, got shapes {shapes}",
+                             op="TensorDataset",
+                            inputs=describe(tensors),
                             hint="the first dimension indexes samples: give every tensor "
                                  "one row per sample")
         self.tensors = tensors
@@ -154,9 +159,11 @@ class ArrayDataset(Dataset):
                  target_transform=None, classes: Sequence[str] | None = None):
         data, targets = np.asarray(data), np.asarray(targets)
         if data.ndim == 0 or targets.ndim != 1 or len(data) != len(targets):
-            raise ShapeError(f"{type(self).__name__} needs one target per sample",
-                             inputs=f"data shape {data.shape}, targets shape {targets.shape}",
+            raise ShapeError("needs one target per sample", op=type(self).__name__,
+                             inputs=describe(data=data, targets=targets),
                              hint="data is (N, ...) and targets (N,)")
+        if classes is not None:
+            check_class_indices(type(self).__name__, targets, len(classes))
         self.data, self.targets = data, targets
         self.transform, self.target_transform = transform, target_transform
         self.classes = None if classes is None else list(classes)
@@ -195,6 +202,15 @@ class Subset(Dataset):
     def __init__(self, dataset, indices):
         self.dataset = dataset
         self.indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if hasattr(dataset, "__len__"):  # the first bad index raises here, not mid-epoch
+            n = length_of(dataset, "Subset")
+            bad = (self.indices < -n) | (self.indices >= n)
+            if bad.any():
+                raise DataIndexError(
+                    f"index {int(self.indices[bad][0])} is out of range for a dataset of "
+                    f"length {n}", op="Subset",
+                    inputs=describe(dataset=dataset, indices=self.indices),
+                    hint=f"subset indices must be in [-{n}, {n})")
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -219,11 +235,13 @@ class ConcatDataset(Dataset):
     def __init__(self, datasets):
         self.datasets = list(datasets)
         if not self.datasets:
-            raise DataError("ConcatDataset needs at least one dataset")
+            raise DataError("needs at least one dataset", op="ConcatDataset",
+                            inputs="no datasets", hint="ConcatDataset([train, extra])")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise DataError(f"ConcatDataset cannot hold an IterableDataset "
-                                f"({type(d).__name__}): it has no indices",
+                raise DataError(f"cannot hold an IterableDataset ({type(d).__name__}): it has "
+                                "no indices", op="ConcatDataset",
+                                inputs=describe(self.datasets),
                                 hint="chain the streams in your own IterableDataset")
         self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
 
@@ -253,11 +271,12 @@ def random_split(dataset, lengths: Sequence[int | float],
 
     >>> train, val = fw.data.random_split(ds, [0.8, 0.2], generator=fw.Generator(0))
     """
-    n = len(dataset)
+    n = length_of(dataset, "random_split")
     lengths = list(lengths)
+    shown = describe(dataset=dataset, length=n, lengths=lengths)
     if not all(isinstance(v, numbers.Real) and v >= 0 for v in lengths):
-        raise DataError(f"random_split lengths must be numbers >= 0, got {lengths}",
-                        hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
+        raise DataError(f"lengths must be numbers >= 0, got {lengths}", op="random_split",
+                        inputs=shown, hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
     if lengths and all(isinstance(v, float) for v in lengths) and math.isclose(sum(lengths), 1):
         sizes = [math.floor(n * f) for f in lengths]
         for k in range(n - sum(sizes)):
@@ -265,11 +284,12 @@ def random_split(dataset, lengths: Sequence[int | float],
     elif all(isinstance(v, numbers.Integral) for v in lengths):
         sizes = [int(v) for v in lengths]
     else:
-        raise DataError(f"random_split lengths {lengths} are neither integers nor fractions "
-                        f"adding up to 1", hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
+        raise DataError(f"lengths {lengths} are neither integers nor fractions adding up to 1",
+                        op="random_split", inputs=shown,
+                        hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
     if sum(sizes) != n:
-        raise DataError(f"random_split lengths add up to {sum(sizes)}, but the dataset has "
-                        f"{n} samples", inputs=f"lengths={lengths}",
+        raise DataError(f"lengths add up to {sum(sizes)}, but the dataset has {n} samples",
+                        op="random_split", inputs=shown,
                         hint="give lengths that add up to len(dataset), or fractions that "
                              "add up to 1")
     order = (generator or _random.default_generator).numpy.permutation(n)
@@ -277,11 +297,38 @@ def random_split(dataset, lengths: Sequence[int | float],
     return [Subset(dataset, order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def length_of(dataset) -> int:
-    """``len(dataset)``, or an UnsizedError naming the dataset when it has no length."""
+def length_of(dataset, op: str | None = None) -> int:
+    """``len(dataset)``, or an error naming ``op`` (what asked: "DataLoader", a sampler) when
+    the dataset has no length (UnsizedError) or its ``__len__`` returns a negative number."""
+    name = type(dataset).__name__
     try:
         return len(dataset)
     except TypeError:
-        raise UnsizedError(f"{type(dataset).__name__} has no length",
+        raise UnsizedError(f"{name} has no length", op=op, inputs=describe(dataset=dataset),
                            hint="define __len__ on the dataset, or iterate without len()") \
             from None
+    except ValueError:  # Python refuses a negative __len__ result
+        raise DataError(f"{name}.__len__() returned {dataset.__len__()}, a negative length",
+                        op=op, inputs=describe(dataset=dataset),
+                        hint="__len__ must return the number of samples, an int >= 0") from None
+
+
+def check_class_indices(owner: str, targets: np.ndarray, classes: int, source=None) -> None:
+    """Raise unless every target is a class index in [0, classes); ``source`` (a file) makes
+    it a DataFormatError naming that file, else a DataError."""
+    if targets.size == 0:
+        return
+    whole = targets.dtype.kind in "biu" or bool(np.all(targets == np.round(targets)))
+    low, high = targets.min(), targets.max()
+    if whole and 0 <= low and high < classes:
+        return
+    bad = (targets < 0) | (targets >= classes) | (targets != np.round(targets))
+    position = int(np.flatnonzero(bad)[0])
+    where = f"{source} holds" if source is not None else "the targets hold"
+    error = DataError if source is None else DataFormatError
+    raise error(f"{where} label {targets[position]} at position {position}, but there are "
+                f"{classes} classes (labels 0 to {classes - 1})", op=owner,
+                inputs=describe(targets=targets, classes=classes),
+                hint="the label file is damaged or from another dataset: copy it again"
+                if source is not None else "targets must be class indices; pass the class "
+                "names that match them, or leave classes=None")

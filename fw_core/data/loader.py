@@ -29,8 +29,10 @@ import numpy as np
 
 from .. import random as _random
 from ..device import get as get_device
+from ..errors import FwError
 from ..ops import shape as _shape
 from ..ops.creation import as_tensor, tensor
+from ..ops.meta import describe, located
 from ..tensor import Tensor
 from .dataset import IterableDataset, length_of
 from .errors import DataError, SampleError
@@ -271,36 +273,43 @@ class DataLoader:
                  pin_memory: bool = False, drop_last: bool = False,
                  prefetch_factor: int | None = None,
                  generator: _random.Generator | None = None, device=None):
+        arguments = {"dataset": dataset, "batch_size": batch_size, "shuffle": shuffle,
+                     "sampler": sampler, "batch_sampler": batch_sampler,
+                     "num_workers": num_workers, "prefetch_factor": prefetch_factor}
+        try:
+            self._check_arguments(dataset, collate_fn, sampler, batch_sampler)
+        except FwError as err:
+            raise located(err, "DataLoader", **arguments) from None
         self.dataset = dataset
         self.device = None if device is None else get_device(device)
-        self.num_workers = _count(num_workers, "num_workers", minimum=0)
+        self.num_workers = _count(num_workers, "num_workers", 0, arguments)
         if prefetch_factor is not None and self.num_workers == 0:
-            raise DataError("DataLoader: prefetch_factor needs num_workers > 0",
-                            hint="pass num_workers=2 (or more), or drop prefetch_factor")
+            raise _bad("prefetch_factor needs num_workers > 0",
+                       "pass num_workers=2 (or more), or drop prefetch_factor", arguments)
         self.prefetch_factor = (None if self.num_workers == 0 else
                                 _count(2 if prefetch_factor is None else prefetch_factor,
-                                       "prefetch_factor", minimum=1))
+                                       "prefetch_factor", 1, arguments))
         self.collate_fn = default_collate if collate_fn is None else collate_fn
         self.pin_memory = pin_memory
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
-            raise DataError("DataLoader: an IterableDataset has no indices, so shuffle, sampler "
-                            "and batch_sampler do not apply to it",
-                            hint="shuffle inside the dataset's __iter__, or use a map-style "
-                                 "Dataset")
+            raise _bad("an IterableDataset has no indices, so shuffle, sampler and "
+                       "batch_sampler do not apply to it",
+                       "shuffle inside the dataset's __iter__, or use a map-style Dataset",
+                       arguments)
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise DataError("DataLoader: batch_sampler already decides batch size, order "
-                                "and dropping; do not pass batch_size, shuffle, sampler or "
-                                "drop_last with it")
+                raise _bad("batch_sampler already decides batch size, order and dropping",
+                           "do not pass batch_size, shuffle, sampler or drop_last with it; "
+                           "give them to the batch sampler instead", arguments)
             self.batch_size, self.drop_last = None, False
             self.sampler, self.batch_sampler = None, batch_sampler
             return
         if shuffle and sampler is not None:
-            raise DataError("DataLoader: shuffle=True and a sampler both decide the order",
-                            hint="pass one of them (e.g. RandomSampler(ds) as the sampler)")
-        self.batch_size = _count(batch_size, "batch_size", minimum=1)
+            raise _bad("shuffle=True and a sampler both decide the order",
+                       "pass one of them (e.g. RandomSampler(ds) as the sampler)", arguments)
+        self.batch_size = _count(batch_size, "batch_size", 1, arguments)
         self.drop_last = bool(drop_last)
         if self._iterable:
             self.sampler = self.batch_sampler = None
@@ -310,6 +319,27 @@ class DataLoader:
                        else SequentialSampler(dataset))
         self.sampler = sampler
         self.batch_sampler = BatchSampler(sampler, self.batch_size, self.drop_last)
+
+    @staticmethod
+    def _check_arguments(dataset, collate_fn, sampler, batch_sampler) -> None:
+        """Refuse a dataset, collate_fn or sampler that cannot work, before any batch."""
+        if not isinstance(dataset, IterableDataset):
+            if not hasattr(dataset, "__getitem__"):
+                raise DataError(f"the dataset ({type(dataset).__name__}) has no __getitem__ (as a "
+                                "map-style dataset has) and is not an IterableDataset",
+                                hint="pass a Dataset (len and ds[i]), an IterableDataset, or a "
+                                "list of samples")
+            if hasattr(dataset, "__len__"):
+                length_of(dataset, "DataLoader")  # a negative length fails here, not mid-epoch
+        if collate_fn is not None and not callable(collate_fn):
+            raise DataError(f"collate_fn must be callable, got {type(collate_fn).__name__}",
+                            hint="pass a function taking a list of samples, or None for "
+                            "default_collate")
+        for name, value in (("sampler", sampler), ("batch_sampler", batch_sampler)):
+            if value is not None and not hasattr(value, "__iter__"):
+                raise DataError(f"{name} must be iterable (yielding indices), got "
+                                f"{type(value).__name__}",
+                                hint=f"pass a Sampler, a list or a range as {name}")
 
     def __len__(self) -> int:
         """Batches per epoch (an IterableDataset needs ``__len__`` for this)."""
@@ -337,7 +367,14 @@ class DataLoader:
         return batches if self.device is None else one_ahead(batches, self.device)
 
 
-def _count(value, name: str, minimum: int) -> int:
+def _bad(message: str, hint: str, arguments: dict) -> DataError:
+    return DataError(message, op="DataLoader", inputs=describe(**arguments), hint=hint)
+
+
+def _count(value, name: str, minimum: int, arguments: dict) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise DataError(f"DataLoader: {name} must be an integer >= {minimum}, got {value!r}")
+        raise _bad(f"{name} must be an integer >= {minimum}, got {value!r}",
+                   f"pass {name}={max(minimum, 1)} or more" if minimum else
+                   f"pass {name}=0 (load in the loop) or a number of worker threads",
+                   arguments)
     return int(value)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import random as _random
 from ..errors import UnsupportedError
+from ..ops.meta import describe
 from .dataset import length_of
 from .errors import DataError
 
@@ -29,7 +30,9 @@ def _rng(generator: _random.Generator | None) -> np.random.Generator:
 
 def _positive_int(value, name: str, owner: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise DataError(f"{owner}: {name} must be a positive integer, got {value!r}")
+        raise DataError(f"{name} must be a positive integer, got {value!r}", op=owner,
+                        inputs=describe(**{name: value}),
+                        hint=f"pass {name}=1 or more (a whole number)")
     return int(value)
 
 
@@ -47,10 +50,10 @@ class SequentialSampler(Sampler):
         self.data_source = data_source
 
     def __iter__(self) -> Iterator[int]:
-        return iter(range(length_of(self.data_source)))
+        return iter(range(length_of(self.data_source, "SequentialSampler")))
 
     def __len__(self) -> int:
-        return length_of(self.data_source)
+        return length_of(self.data_source, "SequentialSampler")
 
 
 class RandomSampler(Sampler):
@@ -74,10 +77,13 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self) -> int:
-        return length_of(self.data_source) if self._num_samples is None else self._num_samples
+        if self._num_samples is None:
+            return length_of(self.data_source, "RandomSampler")
+        return self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        n, count, rng = length_of(self.data_source), self.num_samples, _rng(self.generator)
+        n = length_of(self.data_source, "RandomSampler")
+        count, rng = self.num_samples, _rng(self.generator)
         if n == 0:
             return iter(())
         if self.replacement:
@@ -120,13 +126,19 @@ class WeightedRandomSampler(Sampler):
         weights = np.asarray(weights, dtype=np.float64).reshape(-1)
         if weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
                 or weights.sum() <= 0:
-            raise DataError("WeightedRandomSampler weights must be finite, >= 0 and not all 0",
+            raise DataError("weights must be finite, >= 0 and not all 0",
+                            op="WeightedRandomSampler",
                             inputs=f"{weights.size} weights, min {weights.min(initial=0)}, "
-                                   f"sum {weights.sum()}")
+                                   f"sum {weights.sum()}",
+                            hint="give each sample a weight >= 0, e.g. 1 / (count of its "
+                            "class)")
         self.num_samples = _positive_int(num_samples, "num_samples", "WeightedRandomSampler")
         if not replacement and self.num_samples > np.count_nonzero(weights):
-            raise DataError(f"WeightedRandomSampler: cannot draw {self.num_samples} distinct "
-                            f"indices from {np.count_nonzero(weights)} non-zero weights",
+            raise DataError(f"cannot draw {self.num_samples} distinct indices from "
+                            f"{np.count_nonzero(weights)} non-zero weights",
+                            op="WeightedRandomSampler",
+                            inputs=describe(num_samples=num_samples, replacement=replacement,
+                                            weights=weights),
                             hint="lower num_samples or pass replacement=True")
         self.weights = weights
         self.replacement = replacement
@@ -166,5 +178,5 @@ class BatchSampler(Sampler):
             yield batch
 
     def __len__(self) -> int:
-        n = length_of(self.sampler)
+        n = length_of(self.sampler, "BatchSampler")
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)

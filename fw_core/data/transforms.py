@@ -29,6 +29,7 @@ from ..errors import DTypeError, ShapeError
 from ..ops import shape as _shape
 from ..ops.creation import from_numpy, tensor
 from ..ops.elementwise import div, sub
+from ..ops.meta import describe
 from ..tensor import Tensor
 from .errors import DataError
 from .loader import sample_generator
@@ -43,7 +44,8 @@ class Compose:
         self.transforms = list(transforms)
         for t in self.transforms:
             if not callable(t):
-                raise DataError(f"Compose: {t!r} is not callable",
+                raise DataError(f"{t!r} is not callable", op="Compose",
+                                inputs=describe(self.transforms),
                                 hint="pass transform objects or functions")
 
     def __call__(self, sample):
@@ -61,7 +63,9 @@ class Lambda:
 
     def __init__(self, fn: Callable):
         if not callable(fn):
-            raise DataError(f"Lambda needs a callable, got {type(fn).__name__}")
+            raise DataError(f"needs a callable, got {type(fn).__name__}", op="Lambda",
+                            inputs=describe(fn=fn), hint="pass a function of one sample, "
+                            "e.g. Lambda(lambda x: x * 2)")
         self.fn = fn
 
     def __call__(self, sample):
@@ -89,11 +93,13 @@ class ToTensor:
         if array.ndim == 2:
             array = array[:, :, None]
         if array.ndim != 3:
-            raise ShapeError(f"ToTensor expects an H x W or H x W x C image, got shape "
-                             f"{array.shape}", hint="index one image at a time")
+            raise ShapeError(f"expects an H x W or H x W x C image, got shape {array.shape}",
+                             op="ToTensor", inputs=describe((array,)),
+                             hint="index one image at a time")
         scale = self._SCALE.get(array.dtype)
         if scale is None and array.dtype.kind not in "bf":
-            raise DTypeError(f"ToTensor does not know the value range of {array.dtype} images",
+            raise DTypeError(f"does not know the value range of {array.dtype} images",
+                             op="ToTensor", inputs=describe((array,)),
                              hint="convert to uint8, uint16 or float first, or use "
                                   "Lambda(lambda a: fw.tensor(a)) for raw values")
         out = np.empty((array.shape[2], array.shape[0], array.shape[1]), np.float32)
@@ -126,24 +132,29 @@ class Normalize:
         self.std = np.atleast_1d(np.asarray(std, dtype=np.float64))
         if self.mean.ndim != 1 or self.std.ndim != 1 or (
                 len(self.mean) != len(self.std) and 1 not in (len(self.mean), len(self.std))):
-            raise DataError(f"Normalize: mean {self.mean.tolist()} and std {self.std.tolist()} "
-                            f"must be one value per channel")
+            raise DataError(f"mean {self.mean.tolist()} and std {self.std.tolist()} must be "
+                            f"one value per channel", op="Normalize",
+                            inputs=describe(mean=mean, std=std),
+                            hint="give as many means as stds (or one of either for all)")
         if np.any(self.std == 0):
-            raise DataError(f"Normalize: std {self.std.tolist()} contains 0: division by zero",
+            raise DataError(f"std {self.std.tolist()} contains 0: division by zero",
+                            op="Normalize", inputs=describe(mean=mean, std=std),
                             hint="use the per-channel standard deviation of your data")
         self._constants: dict = {}
 
     def __call__(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor):
-            raise DTypeError(f"Normalize expects a tensor, got {type(x).__name__}",
-                             hint="apply ToTensor() first")
+            raise DTypeError(f"expects a tensor, got {type(x).__name__}", op="Normalize",
+                             inputs=describe((x,)), hint="apply ToTensor() first")
         if not x.is_floating_point:
-            raise DTypeError(f"Normalize expects a floating tensor, got {x.dtype!r}",
+            raise DTypeError(f"expects a floating tensor, got {x.dtype!r}", op="Normalize",
+                             inputs=describe((x,)),
                              hint="apply ToTensor() first (it scales uint8 to [0, 1])")
         channels = max(len(self.mean), len(self.std))
         if x.ndim < 3 or channels not in (1, x.shape[-3]):
-            raise ShapeError(f"Normalize has {channels} channel values but got a tensor of "
-                             f"shape {tuple(x.shape)} (channels are dimension -3)",
+            raise ShapeError(f"has {channels} channel values but got a tensor of shape "
+                             f"{tuple(x.shape)} (channels are dimension -3)", op="Normalize",
+                             inputs=describe((x,)),
                              hint="give one mean/std per channel of a (..., C, H, W) tensor")
         key = (x.dtype, x.device)
         if key not in self._constants:
@@ -178,12 +189,13 @@ class RandomCrop:
 
     def __init__(self, size, padding=None, pad_if_needed: bool = False, fill: float = 0,
                  padding_mode: str = "constant", generator: _random.Generator | None = None):
-        self.size = _pair(size, "RandomCrop size")
+        self.size = _pair(size, "size", "RandomCrop")
         self.padding = _padding(padding)
         self.pad_if_needed = pad_if_needed
         self.fill = fill
         if padding_mode not in _PADDING_MODES:
-            raise DataError(f"RandomCrop: unknown padding_mode {padding_mode!r}",
+            raise DataError(f"unknown padding_mode {padding_mode!r}", op="RandomCrop",
+                            inputs=describe(padding_mode=padding_mode),
                             hint=f"use one of {', '.join(_PADDING_MODES)}")
         self.padding_mode = padding_mode
         self.generator = generator
@@ -191,15 +203,16 @@ class RandomCrop:
     def __call__(self, image):
         h, w = self.size
         left, top, right, bottom = self.padding
-        height, width = _image_size(image)
+        height, width = _image_size(image, "RandomCrop")
         if self.pad_if_needed:
             right += max(0, w - (width + left + right))
             bottom += max(0, h - (height + top + bottom))
         height, width = height + top + bottom, width + left + right
         if height < h or width < w:
-            raise ShapeError(f"RandomCrop: a {h} x {w} crop does not fit a {height} x {width} "
-                             f"(padded) image", hint="pass pad_if_needed=True, more padding, "
-                                                     "or a smaller size")
+            raise ShapeError(f"a {h} x {w} crop does not fit a {height} x {width} (padded) "
+                             "image", op="RandomCrop", inputs=describe((image,), size=self.size,
+                                                                      padding=self.padding),
+                             hint="pass pad_if_needed=True, more padding, or a smaller size")
         rng = (self.generator or sample_generator()).numpy
         i, j = int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1))
         if isinstance(image, Tensor):
@@ -211,7 +224,7 @@ class RandomCrop:
                     image = _shape.pad(image, (left, right, top, bottom), mode=mode)
             return image[..., i:i + h, j:j + w]
         return _map_array(image, lambda a: self._crop_array(a, (top, bottom, left, right),
-                                                             i, j))
+                                                             i, j), "RandomCrop")
 
     def _crop_array(self, array: np.ndarray, pads, i: int, j: int) -> np.ndarray:
         h, w = self.size
@@ -234,7 +247,9 @@ class RandomHorizontalFlip:
 
     def __init__(self, p: float = 0.5, generator: _random.Generator | None = None):
         if not 0.0 <= p <= 1.0:
-            raise DataError(f"RandomHorizontalFlip: p must be in [0, 1], got {p}")
+            raise DataError(f"p must be in [0, 1], got {p}", op="RandomHorizontalFlip",
+                            inputs=describe(p=p), hint="p is the probability of flipping, "
+                            "e.g. 0.5")
         self.p = p
         self.generator = generator
 
@@ -243,7 +258,7 @@ class RandomHorizontalFlip:
             return image
         if isinstance(image, Tensor):
             return _shape.flip(image, (-1,))
-        return _map_array(image, lambda a: a[:, ::-1])
+        return _map_array(image, lambda a: a[:, ::-1], "RandomHorizontalFlip")
 
     def __repr__(self) -> str:
         return f"RandomHorizontalFlip(p={self.p})"
@@ -259,15 +274,17 @@ def _as_array(image, who: str) -> np.ndarray:
         return image
     if _is_pil(image):
         return np.asarray(image)
-    raise DTypeError(f"{who} expects a NumPy array or a PIL image, got {type(image).__name__}",
+    raise DTypeError(f"expects a NumPy array or a PIL image, got {type(image).__name__}",
+                     op=who, inputs=describe((image,)),
                      hint="a tensor is already converted: drop ToTensor() from the pipeline"
                      if isinstance(image, Tensor) else "load the image with Pillow or NumPy")
 
 
-def _map_array(image, fn: Callable[[np.ndarray], np.ndarray]):
-    """Apply an array function to an image, keeping PIL images PIL images."""
+def _map_array(image, fn: Callable[[np.ndarray], np.ndarray], who: str):
+    """Apply an array function to an image, keeping PIL images PIL images (``who``: the
+    transform, for errors)."""
     if not _is_pil(image):
-        return fn(_as_array(image, "an image transform"))
+        return fn(_as_array(image, who))
     from PIL import Image
 
     out = Image.fromarray(np.ascontiguousarray(fn(np.asarray(image))))
@@ -276,22 +293,26 @@ def _map_array(image, fn: Callable[[np.ndarray], np.ndarray]):
     return out
 
 
-def _image_size(image) -> tuple[int, int]:
+def _image_size(image, who: str) -> tuple[int, int]:
     if isinstance(image, Tensor):
         if image.ndim < 2:
             raise ShapeError(f"an image tensor needs (..., H, W) dimensions, got shape "
-                             f"{tuple(image.shape)}")
+                             f"{tuple(image.shape)}", op=who, inputs=describe((image,)),
+                             hint="index one image (C, H, W) or a batch (N, C, H, W)")
         return image.shape[-2], image.shape[-1]
-    array = _as_array(image, "an image transform")
+    array = _as_array(image, who)
     if array.ndim not in (2, 3):
-        raise ShapeError(f"an image array must be H x W or H x W x C, got shape {array.shape}")
+        raise ShapeError(f"an image array must be H x W or H x W x C, got shape {array.shape}",
+                         op=who, inputs=describe((array,)), hint="index one image at a time")
     return array.shape[0], array.shape[1]
 
 
-def _pair(value, what: str) -> tuple[int, int]:
+def _pair(value, what: str, who: str) -> tuple[int, int]:
     pair = (value, value) if isinstance(value, numbers.Integral) else tuple(value)
     if len(pair) != 2 or not all(isinstance(v, numbers.Integral) and v > 0 for v in pair):
-        raise DataError(f"{what} must be a positive int or (height, width), got {value!r}")
+        raise DataError(f"{what} must be a positive int or (height, width), got {value!r}",
+                        op=who, inputs=describe(**{what: value}),
+                        hint=f"e.g. {what}=32 or {what}=(32, 24)")
     return int(pair[0]), int(pair[1])
 
 
@@ -301,8 +322,9 @@ def _padding(padding) -> tuple[int, int, int, int]:
     values = (padding,) if isinstance(padding, numbers.Integral) else tuple(padding)
     if len(values) not in (1, 2, 4) or not all(isinstance(v, numbers.Integral) and v >= 0
                                                for v in values):
-        raise DataError(f"RandomCrop padding must be an int >= 0, (left/right, top/bottom) or "
-                        f"(left, top, right, bottom), got {padding!r}")
+        raise DataError(f"padding must be an int >= 0, (left/right, top/bottom) or "
+                        f"(left, top, right, bottom), got {padding!r}", op="RandomCrop",
+                        inputs=describe(padding=padding), hint="e.g. padding=4")
     if len(values) == 1:
         return (values[0],) * 4
     if len(values) == 2:

@@ -24,8 +24,9 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         return gzip.decompress(raw)
     except (OSError, EOFError) as exc:
         raise DataFormatError(f"{path} is a damaged gzip file: {exc}",
+                              inputs=f"{path}: {len(raw)} bytes",
                               hint="download or copy it again, or put the unpacked file there "
-                                   "instead") from None
+                              "instead") from None
 
 
 def locate(dataset: str, folders: Sequence[Path], names: Sequence[str],
@@ -48,7 +49,7 @@ def locate(dataset: str, folders: Sequence[Path], names: Sequence[str],
     _, folder, missing = best
     variants = " (gzipped as .gz or unpacked)" if ".gz" in suffixes else ""
     raise DatasetError(
-        f"{dataset}: missing {', '.join(missing)} in {folder}",
+        f"missing {', '.join(missing)} in {folder}", op=dataset,
         inputs="looked in " + ", ".join(str(f) for f in folders),
         hint=f"put the {dataset} files {', '.join(names)}{variants} into {folders[0]} (or "
              f"{folders[1] if len(folders) > 1 else folders[0]}); fw never downloads data, copy "
@@ -68,5 +69,6 @@ def require(module: str, who: str, install: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingDependencyError(f"{who} needs the optional package {module!r}, which is "
-                                     f"not installed ({exc})", hint=install) from None
+        raise MissingDependencyError(f"needs the optional package {module!r}, which is not "
+                                     f"installed ({exc})", op=who, inputs=f"import {module}",
+                                     hint=install) from None

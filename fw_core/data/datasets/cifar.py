@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import FwError
+from ...ops.meta import describe, located
 from ..dataset import ArrayDataset
 from ..errors import DataError, DataFormatError
 from ._files import locate, read_bytes
@@ -27,14 +29,15 @@ def read_records(path: Path, label_bytes: int, classes: int) -> tuple[np.ndarray
     if raw.size == 0 or raw.size % record:
         raise DataFormatError(f"{path} holds {raw.size} bytes, not a whole number of "
                               f"{record}-byte records ({label_bytes} label byte(s) + {_PIXELS} "
-                              f"pixel bytes)", hint="the file is truncated, or it is a batch of "
-                                                    "the other CIFAR dataset")
+                              f"pixel bytes)", inputs=f"{path}: {raw.size} bytes",
+                              hint="the file is truncated, or it is a batch of the other "
+                              "CIFAR dataset")
     records = raw.reshape(-1, record)
     labels = records[:, :label_bytes].astype(np.int64)
     if labels.max() >= classes:
         raise DataFormatError(f"{path} has label {labels.max()}, but this dataset has "
-                              f"{classes} classes", hint="is it a batch of the other CIFAR "
-                                                         "dataset?")
+                              f"{classes} classes", inputs=f"{path}: {len(records)} records",
+                              hint="is it a batch of the other CIFAR dataset?")
     images = records[:, label_bytes:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
     return np.ascontiguousarray(images), labels
 
@@ -72,7 +75,10 @@ class CIFAR10(ArrayDataset):
         root = Path(root)
         names = ([f"data_batch_{k}.bin" for k in range(1, 6)] if train else ["test_batch.bin"])
         paths = locate("CIFAR10", (root / self.folder, root), names)
-        parts = [read_records(p, 1, 10) for p in paths]
+        try:
+            parts = [read_records(p, 1, 10) for p in paths]
+        except FwError as err:
+            raise located(err, "CIFAR10", root=str(root), train=train) from None
         super().__init__(np.concatenate([images for images, _ in parts]),
                          np.concatenate([labels[:, 0] for _, labels in parts]), transform,
                          target_transform,
@@ -99,15 +105,22 @@ class CIFAR100(ArrayDataset):
     def __init__(self, root: str | os.PathLike, train: bool = True, labels: str = "fine",
                  transform=None, target_transform=None):
         if labels not in ("fine", "coarse"):
-            raise DataError(f"CIFAR100 labels must be 'fine' or 'coarse', got {labels!r}")
+            raise DataError(f"labels must be 'fine' or 'coarse', got {labels!r}", op="CIFAR100",
+                            inputs=describe(labels=labels), hint='pass labels="fine" (100 '
+                            'classes) or "coarse" (20 superclasses)')
         root = Path(root)
         (path,) = locate("CIFAR100", (root / self.folder, root),
                          ["train.bin" if train else "test.bin"])
-        images, both = read_records(path, 2, 100)
+        try:
+            images, both = read_records(path, 2, 100)
+        except FwError as err:
+            raise located(err, "CIFAR100", root=str(root), train=train) from None
         self.coarse_targets, self.fine_targets = both[:, 0], both[:, 1]
         if self.coarse_targets.max() >= 20:
             raise DataFormatError(f"{path} has coarse label {self.coarse_targets.max()}, but "
-                                  f"CIFAR-100 has 20 superclasses")
+                                  f"CIFAR-100 has 20 superclasses", op="CIFAR100",
+                                  inputs=f"{path}: {len(both)} records",
+                                  hint="the file is damaged or not CIFAR-100's: copy it again")
         count = 100 if labels == "fine" else 20
         names = _class_names(path.parent / f"{labels}_label_names.txt",
                              [str(k) for k in range(count)])

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ... import dtypes as _dt
+from ...errors import FwError
+from ...ops.meta import describe, located
 from ..dataset import ArrayDataset
 from ..errors import DataError, DataFormatError, DatasetError
 from ._files import read_bytes
@@ -22,28 +24,48 @@ def read_csv(path: str | os.PathLike, delimiter: str = ",", header: bool = True
     """(column names, data lines) of a text file, raw or gzipped; blank lines are dropped.
 
     Without a header the columns are named "0", "1", ... after the first data line.
+
+    Raises:
+        DatasetError: the file does not exist.
+        DataFormatError: not UTF-8, empty, no data rows, or a header naming a column twice.
     """
+    return _read(path, delimiter, header, "read_csv")
+
+
+def _read(path, delimiter: str, header: bool, who: str) -> tuple[list[str], list[str]]:
+    """read_csv for ``who`` (read_csv, CSVDataset), whose name its errors carry."""
     path = Path(path)
+    arrived = describe(path=str(path), delimiter=delimiter, header=header)
     if not path.is_file():
-        raise DatasetError(f"CSV file {path} does not exist",
+        raise DatasetError(f"CSV file {path} does not exist", op=who, inputs=arrived,
                            hint="pass the path of an existing file (fw never downloads data)")
     try:
         text = read_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataFormatError(f"{path} is not UTF-8 text ({exc})",
+        raise DataFormatError(f"{path} is not UTF-8 text ({exc})", op=who, inputs=arrived,
                               hint="save it as UTF-8, or check that it is a CSV file") from None
     lines = text.splitlines()
     numbered = [(k, line) for k, line in enumerate(lines, 1) if line.strip()]
     if header:
         if not numbered:
-            raise DataFormatError(f"{path} is empty: expected a header line")
+            raise DataFormatError(f"{path} is empty: expected a header line", op=who,
+                                  inputs=arrived, hint="add a header line naming the columns, "
+                                  "then the data rows (or pass header=False)")
         names = _split(numbered[0][1], delimiter)
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise DataFormatError(
+                f"{path}, line {numbered[0][0]}: the header names column "
+                f"{', '.join(map(repr, repeated))} more than once, so a column name would mean "
+                "two columns", op=who, inputs=f"header: {numbered[0][1][:80]!r}",
+                hint="give every column its own name in the header")
         numbered = numbered[1:]
     else:
         names = [str(k) for k in range(len(_split(numbered[0][1], delimiter)))] if numbered \
             else []
     if not numbered:
-        raise DataFormatError(f"{path} has no data rows", hint="add rows below the header")
+        raise DataFormatError(f"{path} has no data rows", op=who, inputs=arrived,
+                              hint="add rows below the header")
     return names, numbered
 
 
@@ -55,13 +77,16 @@ def _column(ref, names: list[str], path: Path, header: bool) -> int:
     if isinstance(ref, str):
         if not header:
             raise DataError(f"column {ref!r}: {path} has no header, so columns are numbers",
+                            inputs=f"columns: {list(range(len(names)))}",
                             hint="refer to columns by position (0, 1, ...) or pass header=True")
         if ref not in names:
             raise DataError(f"{path} has no column {ref!r}", inputs=f"columns: {names}",
                             hint="use one of the header's names, or a column number")
         return names.index(ref)
     if not -len(names) <= int(ref) < len(names):
-        raise DataError(f"column {ref} is out of range: {path} has {len(names)} columns")
+        raise DataError(f"column {ref} is out of range: {path} has {len(names)} columns",
+                        inputs=f"columns: {names}",
+                        hint=f"use a column number in [{-len(names)}, {len(names) - 1}]")
     return int(ref) % len(names)
 
 
@@ -83,7 +108,9 @@ def _first_bad_row(path: Path, names, rows, delimiter: str, numeric: list[int]) 
                                        inputs=f"line {number}: {line[:80]!r}",
                                        hint="fix or remove the row, or leave the column out "
                                             "of feature_columns")
-    return DataFormatError(f"{path} could not be parsed as delimited numbers")
+    return DataFormatError(f"{path} could not be parsed as delimited numbers",
+                           inputs=f"{len(rows)} rows, delimiter {delimiter!r}",
+                           hint="check the delimiter and the quoting")
 
 
 class CSVDataset(ArrayDataset):
@@ -117,20 +144,37 @@ class CSVDataset(ArrayDataset):
                  header: bool = True, dtype=_dt.float32, transform=None,
                  target_transform=None):
         path = Path(path)
-        dtype = _dt.as_dtype(dtype).numpy
-        names, rows = read_csv(path, delimiter, header)
-        target = _column(target_column, names, path, header)
-        features = ([c for c in range(len(names)) if c != target] if feature_columns is None
-                    else [_column(c, names, path, header) for c in feature_columns])
-        if not features:
-            raise DataError(f"{path}: no feature columns are left", hint="name at least one "
-                            "feature column besides the target")
-        values, target_values = _parse(path, names, rows, delimiter, features, target)
+        try:
+            dtype = _dt.as_dtype(dtype).numpy
+            names, rows = _read(path, delimiter, header, "CSVDataset")
+            target = _column(target_column, names, path, header)
+            features = ([c for c in range(len(names)) if c != target] if feature_columns is None
+                        else [_column(c, names, path, header) for c in feature_columns])
+            _check_features(path, names, features, target)
+            values, target_values = _parse(path, names, rows, delimiter, features, target)
+        except FwError as err:
+            raise located(err, "CSVDataset", path=str(path), target_column=target_column,
+                          feature_columns=feature_columns) from None
         labels, classes = _targets(target_values, dtype)
         super().__init__(values.astype(dtype), labels, transform, target_transform, classes)
         self.columns = [names[c] for c in features]
         self.target_column = names[target]
         self.path = path
+
+
+def _check_features(path: Path, names: list[str], features: list[int], target: int) -> None:
+    """At least one feature column, none of them the target, none listed twice."""
+    if not features:
+        raise DataError(f"{path}: no feature columns are left",
+                        hint="name at least one feature column besides the target")
+    if target in features:
+        raise DataError(f"column {names[target]!r} is both the target and a feature, so the "
+                        "model would be given the answer",
+                        hint=f"leave {names[target]!r} out of feature_columns")
+    repeated = sorted({names[c] for c in features if features.count(c) > 1})
+    if repeated:
+        raise DataError(f"feature_columns lists {', '.join(map(repr, repeated))} more than once",
+                        hint="list each feature column once")
 
 
 def _parse(path: Path, names: list[str], rows, delimiter: str, features: list[int],

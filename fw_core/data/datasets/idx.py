@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dataset import ArrayDataset
+from ...errors import FwError
+from ...ops.meta import describe, located
+from ..dataset import ArrayDataset, check_class_indices
 from ..errors import DataFormatError
 from ._files import locate, read_bytes
 
@@ -31,23 +33,29 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
 
     >>> images = fw.data.datasets.read_idx("mnist/train-images-idx3-ubyte.gz")  # (60000, 28, 28)
     """
-    raw = read_bytes(path)
+    try:
+        raw = read_bytes(path)
+    except FwError as err:
+        raise located(err, "read_idx", path=str(path)) from None
+    arrived = f"{path}: {len(raw)} bytes (un-gzipped), starting {raw[:8].hex(' ')}"
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in IDX_TYPES:
         raise DataFormatError(f"{path} is not an IDX file: it starts with {raw[:4].hex(' ')}, "
                               f"expected 00 00 <type> <ndim> with type one of "
-                              f"{', '.join(f'{t:02x}' for t in IDX_TYPES)}",
+                              f"{', '.join(f'{t:02x}' for t in IDX_TYPES)}", op="read_idx",
+                              inputs=arrived,
                               hint="check the file name and that it is not an HTML error page")
     dtype, ndim = np.dtype(IDX_TYPES[raw[2]]), raw[3]
     header = 4 + 4 * ndim
     if len(raw) < header:
         raise DataFormatError(f"{path}: the header promises {ndim} dimensions but the file ends "
-                              f"after {len(raw)} bytes", hint="the file is truncated: copy it "
-                                                              "again")
+                              f"after {len(raw)} bytes", op="read_idx", inputs=arrived,
+                              hint="the file is truncated: copy it again")
     shape = tuple(int(d) for d in np.frombuffer(raw, ">i4", ndim, 4))
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) - header != expected:
         raise DataFormatError(f"{path}: the header says shape {shape} ({expected} bytes of "
                               f"values) but {len(raw) - header} bytes follow it",
+                              op="read_idx", inputs=arrived,
                               hint="the file is truncated or damaged: copy it again")
     return np.frombuffer(raw, dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
 
@@ -77,17 +85,20 @@ class MNIST(ArrayDataset):
 
     def __init__(self, root: str | os.PathLike, train: bool = True, transform=None,
                  target_transform=None):
+        name = type(self).__name__
         root = Path(root)
         split = "train" if train else "t10k"
         names = (f"{split}-images-idx3-ubyte", f"{split}-labels-idx1-ubyte")
         folders = (root, root / self.folder / "raw", root / self.folder)
-        image_path, label_path = locate(type(self).__name__, folders, names, ("", ".gz"))
+        image_path, label_path = locate(name, folders, names, ("", ".gz"))
         images, labels = read_idx(image_path), read_idx(label_path)
         if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
-            raise DataFormatError(f"{type(self).__name__}: {image_path} holds shape "
-                                  f"{images.shape} and {label_path} shape {labels.shape}; "
-                                  f"expected (N, H, W) images and N labels",
+            raise DataFormatError(f"{image_path} holds shape {images.shape} and {label_path} "
+                                  f"shape {labels.shape}; expected (N, H, W) images and N "
+                                  "labels", op=name,
+                                  inputs=describe(images=images, labels=labels),
                                   hint="the image and label files must be from the same split")
+        check_class_indices(name, labels, len(type(self).classes), source=label_path)
         super().__init__(images, labels.astype(np.int64), transform, target_transform,
                          type(self).classes)
         self.root, self.train = root, train

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...ops.meta import describe
 from ..dataset import Dataset, check_index
 from ..errors import DataFormatError, DatasetError
 from ._files import require
@@ -48,11 +49,13 @@ class ImageFolder(Dataset):
         self.root = Path(root)
         layout = f"the layout is {self.root}/<class name>/<image file>"
         if not self.root.is_dir():
-            raise DatasetError(f"ImageFolder: folder {self.root} does not exist", hint=layout)
+            raise DatasetError(f"folder {self.root} does not exist", op="ImageFolder",
+                               inputs=describe(root=str(root)), hint=layout)
         self.classes = sorted(d.name for d in self.root.iterdir()
                               if d.is_dir() and not d.name.startswith("."))
         if not self.classes:
-            raise DatasetError(f"ImageFolder: {self.root} has no class sub-folders", hint=layout)
+            raise DatasetError(f"{self.root} has no class sub-folders", op="ImageFolder",
+                               inputs=describe(root=str(root)), hint=layout)
         self.class_to_idx = {name: k for k, name in enumerate(self.classes)}
         endings = tuple(e.lower() for e in extensions)
         self.samples: list[tuple[Path, int]] = []
@@ -60,7 +63,9 @@ class ImageFolder(Dataset):
             files = sorted(p for p in (self.root / name).rglob("*")
                            if p.is_file() and p.name.lower().endswith(endings))
             if not files:
-                raise DatasetError(f"ImageFolder: class folder {self.root / name} holds no image",
+                raise DatasetError(f"class folder {self.root / name} holds no image",
+                                   op="ImageFolder", inputs=describe(root=str(root),
+                                                                     extensions=endings),
                                    hint=f"add images ending in {', '.join(endings)}, remove the "
                                         f"folder, or pass extensions=...")
             self.samples.extend((path, label) for path in files)
@@ -88,7 +93,8 @@ class ImageFolder(Dataset):
                     image = image.convert(self.mode)
                 return np.array(image)
         except (OSError, SyntaxError, ValueError) as exc:
-            raise DataFormatError(f"ImageFolder: cannot decode {path}: {exc}",
+            raise DataFormatError(f"cannot decode {path}: {exc}", op="ImageFolder",
+                                  inputs=f"{path}: {path.stat().st_size} bytes",
                                   hint="remove or replace the damaged file") from None
 
     def __repr__(self) -> str:

@@ -96,3 +96,25 @@ def test_column_and_file_errors(tmp_path):
         CSVDataset(write(tmp_path, "a,b\n\n"), target_column="b")
     with pytest.raises(DataFormatError, match="empty"):
         CSVDataset(write(tmp_path, ""), target_column=0)
+
+
+def test_duplicate_column_names_are_refused(tmp_path):
+    # "a" named two columns: target_column="a" silently meant the first of them
+    path = write(tmp_path, "a,b,a,y\n1,2,3,0\n4,5,6,1\n")
+    with pytest.raises(DataFormatError) as info:
+        CSVDataset(path, target_column="y")
+    text = str(info.value)
+    assert text.startswith("CSVDataset: ") and "line 1" in text and "'a' more than once" in text
+    assert "header: 'a,b,a,y'" in text and "\n  fix:" in text
+    with pytest.raises(DataFormatError, match="'a' more than once"):
+        fw.data.datasets.read_csv(path)
+    names, rows = fw.data.datasets.read_csv(path, header=False)  # no header: columns by number
+    assert names == ["0", "1", "2", "3"] and len(rows) == 3
+
+
+def test_target_among_features_and_repeated_features_are_refused(tmp_path):
+    path = write(tmp_path, IRIS)
+    with pytest.raises(DataError, match="'species' is both the target and a feature"):
+        CSVDataset(path, target_column="species", feature_columns=["sepal_length", "species"])
+    with pytest.raises(DataError, match="lists 'sepal_width' more than once"):
+        CSVDataset(path, target_column="species", feature_columns=[1, "sepal_width"])

@@ -124,3 +124,25 @@ def test_mnist_images_and_labels_must_agree(tmp_path):
     write(root / "train-labels-idx1-ubyte.gz", TRAIN_Y[:5], gz=True)
     with pytest.raises(DataFormatError, match=r"\(6, 4, 3\) .* \(5,\)"):
         MNIST(root)
+
+
+@pytest.mark.parametrize("label", [200, 10])
+def test_mnist_label_outside_its_ten_classes_is_refused(tmp_path, label):
+    # a label of 200 used to load, and then index past a 10-way classifier's outputs
+    root = mnist_files(tmp_path)
+    write(root / "train-labels-idx1-ubyte.gz", np.array([3, 1, label, 1, 5, 9], np.uint8),
+          gz=True)
+    with pytest.raises(DataFormatError) as info:
+        MNIST(root)
+    text = str(info.value)
+    assert text.startswith("MNIST: ") and f"label {label} at position 2" in text
+    assert "train-labels-idx1-ubyte.gz" in text and "10 classes (labels 0 to 9)" in text
+    assert "\n  inputs:" in text and "\n  fix:" in text
+    assert len(MNIST(mnist_files(tmp_path / "good"))) == 6  # labels 0-9 still load
+
+
+def test_fashion_mnist_checks_labels_against_its_own_classes(tmp_path):
+    root = mnist_files(tmp_path)
+    write(root / "train-labels-idx1-ubyte.gz", np.array([0, 1, 2, 3, 4, 12], np.uint8), gz=True)
+    with pytest.raises(DataFormatError, match="FashionMNIST: .*label 12 at position 5"):
+        FashionMNIST(root)
