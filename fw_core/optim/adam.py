@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..ops.meta import describe
 from ..tensor_methods import bump_version
 from .optimizer import (
     ArgumentError,
@@ -64,8 +65,9 @@ class Adam(Optimizer):
         check_number(self, group, "weight_decay", hint="weight decay is >= 0, e.g. 1e-2")
         betas = group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ArgumentError(f"{type(self).__name__}: betas must be a pair (beta1, beta2), "
-                                f"got {betas!r}", hint="e.g. betas=(0.9, 0.999)")
+            raise ArgumentError(f"betas must be a pair (beta1, beta2), got {betas!r}",
+                                op=type(self).__name__, inputs=describe(betas=betas),
+                                hint="e.g. betas=(0.9, 0.999)")
         for i, beta in enumerate(betas):
             check_number(self, {f"betas[{i}]": beta}, f"betas[{i}]", low=0.0, high=1.0,
                          hint="each beta is in [0, 1), e.g. betas=(0.9, 0.999); 1 would "

@@ -14,6 +14,7 @@ import numpy as np
 from .._state import state as _state
 from ..device import get as _get_device
 from ..errors import NonFiniteError
+from ..ops.meta import describe
 from ..tensor import Tensor
 from ..tensor_methods import bump_version
 from .optimizer import ArgumentError
@@ -59,8 +60,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     try:
         p = float(norm_type)
     except (TypeError, ValueError):
-        raise ArgumentError(f"clip_grad_norm_: norm_type must be a number or inf, got "
-                            f"{norm_type!r}", hint="e.g. norm_type=2.0 or float('inf')") from None
+        raise ArgumentError(f"norm_type must be a number or inf, got {norm_type!r}",
+                            op="clip_grad_norm_", inputs=describe(norm_type=norm_type),
+                            hint="e.g. norm_type=2.0 or float('inf')") from None
     if not grads:
         return Tensor._wrap(np.zeros((), np.float32), _get_device("cpu"))
     first = grads[0]._device
@@ -116,9 +118,12 @@ def _non_negative(fn: str, name: str, value) -> float:
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise ArgumentError(f"{fn}: {name} must be a number, got {value!r}") from None
+        raise ArgumentError(f"{name} must be a number, got {value!r}", op=fn,
+                            inputs=describe(**{name: value}),
+                            hint=f"pass a float, e.g. {name}=1.0") from None
     if not value >= 0:
-        raise ArgumentError(f"{fn}: {name} must be >= 0, got {value}",
+        raise ArgumentError(f"{name} must be >= 0, got {value}", op=fn,
+                            inputs=describe(**{name: value}),
                             hint=f"{name} bounds a magnitude, e.g. {name}=1.0")
     return value
 

@@ -22,7 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..errors import FwError
+from ..errors import ArgumentTypeError
+from ..ops.meta import describe
 from .optimizer import ArgumentError, Optimizer
 
 __all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
@@ -31,14 +32,25 @@ __all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "Lin
 
 def _require_optimizer(scheduler, optimizer) -> None:
     if not isinstance(optimizer, Optimizer):
-        raise FwError(f"{type(scheduler).__name__} needs an fw optimizer, got "
-                      f"{type(optimizer).__name__}",
-                      hint="pass the optimizer itself, e.g. StepLR(opt, step_size=10)")
+        raise ArgumentTypeError(f"needs an fw optimizer, got {type(optimizer).__name__}",
+                                op=type(scheduler).__name__,
+                                inputs=describe(optimizer=optimizer),
+                                hint="pass the optimizer itself, e.g. StepLR(opt, step_size=10)")
 
 
-def _require(ok: bool, scheduler, message: str, hint: str | None = None) -> None:
+def _require(ok: bool, scheduler, message: str, hint: str | None = None, **arrived) -> None:
+    """Raise ArgumentError naming ``scheduler`` unless ``ok``; ``arrived`` are the arguments
+    at fault, for the error's inputs line."""
     if not ok:
-        raise ArgumentError(f"{type(scheduler).__name__}: {message}", hint=hint)
+        raise ArgumentError(message, op=type(scheduler).__name__, inputs=describe(**arrived),
+                            hint=hint or "see the scheduler's docstring for the valid values")
+
+
+def _check_gamma(scheduler, gamma) -> None:
+    _require(isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) and gamma > 0,
+             scheduler, f"gamma must be a number > 0, got {gamma!r}",
+             hint="gamma multiplies the learning rate: a negative one makes it negative, e.g. "
+             "gamma=0.1", gamma=gamma)
 
 
 def _is_int(value) -> bool:
@@ -51,7 +63,7 @@ def _per_group(scheduler, name: str, value, optimizer) -> list:
         _require(len(value) == len(optimizer.param_groups), scheduler,
                  f"{name} has {len(value)} values but the optimizer has "
                  f"{len(optimizer.param_groups)} parameter groups",
-                 hint=f"give one {name} per group, or a single number for all")
+                 hint=f"give one {name} per group, or a single number for all", **{name: value})
         return list(value)
     return [value] * len(optimizer.param_groups)
 
@@ -85,8 +97,9 @@ class LRScheduler:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise ArgumentError(
-                        f"{type(self).__name__}(last_epoch={last_epoch}): parameter group {i} "
-                        "has no 'initial_lr', so the schedule cannot resume",
+                        f"parameter group {i} has no 'initial_lr', so the schedule cannot "
+                        f"resume from last_epoch={last_epoch}", op=type(self).__name__,
+                        inputs=describe(last_epoch=last_epoch),
                         hint="load the optimizer's state dict first (it carries initial_lr), "
                         "or start a fresh schedule with last_epoch=-1")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
@@ -144,8 +157,9 @@ class LRScheduler:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume from :meth:`state_dict`'s result (load the optimizer's state too)."""
         if not isinstance(state_dict, dict):
-            raise ArgumentError(f"{type(self).__name__}.load_state_dict expects a dict, got "
-                                f"{type(state_dict).__name__}",
+            raise ArgumentError(f"load_state_dict expects a dict, got "
+                                f"{type(state_dict).__name__}", op=type(self).__name__,
+                                inputs=describe(state_dict=state_dict),
                                 hint="pass what scheduler.state_dict() returned")
         self.__dict__.update(copy.deepcopy({k: v for k, v in state_dict.items()
                                             if k not in self._not_saved}))
@@ -170,7 +184,7 @@ class LambdaLR(LRScheduler):
         self.lr_lambdas = _per_group(self, "lr_lambda", lr_lambda, optimizer)
         for fn in self.lr_lambdas:
             _require(callable(fn), self, f"lr_lambda must be callable, got {fn!r}",
-                     hint="e.g. lr_lambda=lambda epoch: 0.95 ** epoch")
+                     hint="e.g. lr_lambda=lambda epoch: 0.95 ** epoch", lr_lambda=lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -200,7 +214,9 @@ class StepLR(LRScheduler):
                  last_epoch: int = -1):
         _require(_is_int(step_size) and step_size > 0, self,
                  f"step_size must be a positive integer, got {step_size!r}",
-                 hint="the number of epochs between two decays, e.g. step_size=30")
+                 hint="the number of epochs between two decays, e.g. step_size=30",
+                 step_size=step_size)
+        _check_gamma(self, gamma)
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -225,7 +241,10 @@ class MultiStepLR(LRScheduler):
                  last_epoch: int = -1):
         milestones = list(milestones)
         _require(all(_is_int(m) for m in milestones), self,
-                 f"milestones must be integers (epoch indices), got {milestones!r}")
+                 f"milestones must be integers (epoch indices), got {milestones!r}",
+                 hint="list the epochs where the lr drops, e.g. milestones=[30, 80]",
+                 milestones=milestones)
+        _check_gamma(self, gamma)
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -246,6 +265,7 @@ class ExponentialLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every epoch."""
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        _check_gamma(self, gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -269,10 +289,13 @@ class LinearLR(LRScheduler):
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1):
         _require(0 < start_factor <= 1, self,
                  f"start_factor must be in (0, 1], got {start_factor!r}",
-                 hint="the first epoch's lr is start_factor * lr, e.g. start_factor=0.1")
-        _require(0 <= end_factor <= 1, self, f"end_factor must be in [0, 1], got {end_factor!r}")
+                 hint="the first epoch's lr is start_factor * lr, e.g. start_factor=0.1",
+                 start_factor=start_factor)
+        _require(0 <= end_factor <= 1, self, f"end_factor must be in [0, 1], got {end_factor!r}",
+                 end_factor=end_factor)
         _require(_is_int(total_iters) and total_iters >= 0, self,
-                 f"total_iters must be an integer >= 0, got {total_iters!r}")
+                 f"total_iters must be an integer >= 0, got {total_iters!r}",
+                 total_iters=total_iters)
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
@@ -309,7 +332,7 @@ class CosineAnnealingLR(LRScheduler):
                  last_epoch: int = -1):
         _require(isinstance(T_max, numbers.Real) and T_max > 0, self,
                  f"T_max must be a positive number of epochs, got {T_max!r}",
-                 hint="e.g. T_max=the number of epochs you train")
+                 hint="e.g. T_max=the number of epochs you train", T_max=T_max)
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -369,21 +392,25 @@ class OneCycleLR(LRScheduler):
         self.optimizer = optimizer
         if total_steps is not None:
             _require(_is_int(total_steps) and total_steps > 0, self,
-                     f"total_steps must be a positive integer, got {total_steps!r}")
+                     f"total_steps must be a positive integer, got {total_steps!r}",
+                     total_steps=total_steps)
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
                 _require(_is_int(value) and value > 0, self,
-                         f"{name} must be a positive integer, got {value!r}")
+                         f"{name} must be a positive integer, got {value!r}", **{name: value})
             self.total_steps = epochs * steps_per_epoch
         else:
-            raise ArgumentError("OneCycleLR: give total_steps, or both epochs and "
-                                "steps_per_epoch",
+            raise ArgumentError("give total_steps, or both epochs and steps_per_epoch",
+                                op="OneCycleLR",
+                                inputs=describe(total_steps=total_steps, epochs=epochs,
+                                                steps_per_epoch=steps_per_epoch),
                                 hint="e.g. OneCycleLR(opt, max_lr=0.1, total_steps=1000)")
         _require(isinstance(pct_start, numbers.Real) and 0 <= pct_start <= 1, self,
-                 f"pct_start must be a number in [0, 1], got {pct_start!r}")
+                 f"pct_start must be a number in [0, 1], got {pct_start!r}", pct_start=pct_start)
         _require(anneal_strategy in ("cos", "linear"), self,
-                 f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+                 f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}",
+                 anneal_strategy=anneal_strategy)
         self.anneal_strategy = anneal_strategy
         warm_end = float(pct_start * self.total_steps) - 1
         if three_phase:
@@ -416,7 +443,7 @@ class OneCycleLR(LRScheduler):
             _require("momentum" in defaults or "betas" in defaults, self,
                      f"cycle_momentum needs an optimizer with momentum or betas; "
                      f"{type(optimizer).__name__} has neither",
-                     hint="pass cycle_momentum=False")
+                     hint="pass cycle_momentum=False", optimizer=optimizer)
             self.use_beta1 = "betas" in defaults
             highs = _per_group(self, "max_momentum", max_momentum, optimizer)
             lows = _per_group(self, "base_momentum", base_momentum, optimizer)
@@ -439,7 +466,8 @@ class OneCycleLR(LRScheduler):
         step = self.last_epoch
         if step > self.total_steps:
             raise ArgumentError(
-                f"OneCycleLR: stepped {step} times, but total_steps is {self.total_steps}",
+                f"stepped {step} times, but total_steps is {self.total_steps}",
+                op="OneCycleLR", inputs=describe(step=step, total_steps=self.total_steps),
                 hint="set total_steps (or epochs * steps_per_epoch) to the number of batches "
                 "you train on")
         lrs = []
@@ -478,20 +506,26 @@ class SequentialLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler],
                  milestones: Sequence[int], last_epoch: int = -1):
         _require_optimizer(self, optimizer)
-        _require(len(schedulers) >= 1, self, "needs at least one scheduler")
+        _require(len(schedulers) >= 1, self, "needs at least one scheduler",
+                 hint="SequentialLR(opt, [warmup, decay], milestones=[5])",
+                 schedulers=schedulers)
         for i, scheduler in enumerate(schedulers):
             _require(not isinstance(scheduler, ReduceLROnPlateau), self,
                      f"scheduler {i} is a ReduceLROnPlateau, whose step needs a metric",
-                     hint="call ReduceLROnPlateau.step(metric) yourself, outside SequentialLR")
+                     hint="call ReduceLROnPlateau.step(metric) yourself, outside SequentialLR",
+                     schedulers=schedulers)
             _require(isinstance(scheduler, LRScheduler), self,
-                     f"scheduler {i} is a {type(scheduler).__name__}, not an LRScheduler")
+                     f"scheduler {i} is a {type(scheduler).__name__}, not an LRScheduler",
+                     hint="pass schedulers such as StepLR(opt, 10)", schedulers=schedulers)
             _require(scheduler.optimizer is optimizer, self,
                      f"scheduler {i} ({type(scheduler).__name__}) belongs to another optimizer",
-                     hint="build every scheduler on the optimizer given to SequentialLR")
+                     hint="build every scheduler on the optimizer given to SequentialLR",
+                     schedulers=schedulers)
         _require(len(milestones) == len(schedulers) - 1, self,
                  f"expects one milestone fewer than schedulers, got {len(schedulers)} "
                  f"schedulers and {len(milestones)} milestones",
-                 hint="milestones are the epochs where the next scheduler takes over")
+                 hint="milestones are the epochs where the next scheduler takes over",
+                 schedulers=schedulers, milestones=milestones)
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
@@ -526,7 +560,8 @@ class SequentialLR(LRScheduler):
         saved = state_dict.get("_schedulers", [])
         _require(len(saved) == len(self._schedulers), self,
                  f"the state dict holds {len(saved)} schedulers, this one has "
-                 f"{len(self._schedulers)}", hint="build the same schedulers as when saved")
+                 f"{len(self._schedulers)}", hint="build the same schedulers as when saved",
+                 schedulers=self._schedulers)
         for scheduler, state in zip(self._schedulers, saved):
             scheduler.load_state_dict(state)
 
@@ -565,12 +600,15 @@ class ReduceLROnPlateau(LRScheduler):
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
                  cooldown: int = 0, min_lr: float | Sequence[float] = 0, eps: float = 1e-8):
         _require(factor < 1.0, self, f"factor must be < 1, got {factor!r}",
-                 hint="the lr is multiplied by factor on a plateau, e.g. factor=0.1")
+                 hint="the lr is multiplied by factor on a plateau, e.g. factor=0.1",
+                 factor=factor)
         _require_optimizer(self, optimizer)
         _require(mode in ("min", "max"), self, f"mode must be 'min' or 'max', got {mode!r}",
-                 hint="'min' for a loss, 'max' for an accuracy")
+                 hint="'min' for a loss, 'max' for an accuracy", mode=mode)
         _require(threshold_mode in ("rel", "abs"), self,
-                 f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+                 f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}",
+                 hint="'rel' compares by ratio, 'abs' by difference",
+                 threshold_mode=threshold_mode)
         self.factor = factor
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
@@ -624,8 +662,9 @@ class ReduceLROnPlateau(LRScheduler):
         if len(groups) != len(self.min_lrs):
             if self.default_min_lr is None:
                 raise ArgumentError(
-                    f"ReduceLROnPlateau: the optimizer now has {len(groups)} parameter groups "
-                    f"but min_lr gives {len(self.min_lrs)}",
+                    f"the optimizer now has {len(groups)} parameter groups but min_lr gives "
+                    f"{len(self.min_lrs)}", op="ReduceLROnPlateau",
+                    inputs=describe(min_lrs=self.min_lrs),
                     hint="set scheduler.min_lrs to one value per group after add_param_group")
             self.min_lrs = [self.default_min_lr] * len(groups)
         for group, min_lr in zip(groups, self.min_lrs):

@@ -20,8 +20,17 @@ import numpy as np
 from .._state import state as _grad_state
 from ..autograd import enable_grad
 from ..device import get as _get_device
-from ..errors import ArgumentError, DeviceError, DTypeError, FwError, ShapeError, StateDictError
+from ..errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DeviceError,
+    DTypeError,
+    FwError,
+    ShapeError,
+    StateDictError,
+)
 from ..memory import track as _track
+from ..ops.meta import describe, located
 from ..tensor import Tensor
 from ..tensor_methods import assign_
 
@@ -49,11 +58,14 @@ class Optimizer:
     """
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]):
-        if isinstance(params, Tensor):
-            raise FwError(
-                f"{type(self).__name__} expects an iterable of tensors or dicts, got one Tensor",
-                hint="wrap it in a list: [t]",
-            )
+        name = type(self).__name__
+        if isinstance(params, Tensor) or not isinstance(params, Iterable):
+            raise ArgumentTypeError(
+                "expects an iterable of tensors or dicts, got "
+                + ("one Tensor" if isinstance(params, Tensor) else type(params).__name__),
+                op=name, inputs=describe(params=params), hint="wrap it in a list: [t]")
+        if isinstance(params, (set, frozenset)):
+            raise _set_of_parameters(name, params)
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -62,7 +74,7 @@ class Optimizer:
         groups = list(params)
         if not groups:
             raise ArgumentError(
-                f"{type(self).__name__} got an empty parameter list",
+                "got an empty parameter list", op=name, inputs=describe(params=groups),
                 hint="pass model.parameters() of a model that has parameters, or a non-empty "
                 "list of tensors created with requires_grad=True",
             )
@@ -145,9 +157,17 @@ class Optimizer:
 
         >>> opt.add_param_group({"params": head.parameters(), "lr": 1e-3})
         """
+        try:
+            self.param_groups.append(self._new_group(param_group))
+        except FwError as err:
+            raise located(err, type(self).__name__, param_group=param_group) from None
+
+    def _new_group(self, param_group) -> dict[str, Any]:
+        """``param_group`` checked and completed from ``defaults`` (not yet added)."""
         if not isinstance(param_group, dict):
-            raise FwError(f"a parameter group must be a dict, got {type(param_group).__name__}",
-                          hint='write {"params": [...], "lr": ...}')
+            raise ArgumentTypeError(f"a parameter group must be a dict, got "
+                                    f"{type(param_group).__name__}",
+                                    hint='write {"params": [...], "lr": ...}')
         if "params" not in param_group:
             raise ArgumentError("a parameter group needs a 'params' entry",
                                 hint='write {"params": [...], "lr": ...}')
@@ -156,11 +176,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, (set, frozenset)):
-            raise ArgumentError(
-                "parameters given as a set: a set's order changes between runs, so saved "
-                "optimizer state would be matched to the wrong parameters",
-                hint="pass a list (or model.parameters())",
-            )
+            raise _set_of_parameters(type(self).__name__, params)
         params = list(params)
         names = [p[0] for p in params if isinstance(p, tuple)]
         if names:
@@ -171,23 +187,27 @@ class Optimizer:
             group["param_names"] = names
         for i, p in enumerate(params):
             if not isinstance(p, Tensor):
-                raise FwError(f"parameter {i} of the group is a {type(p).__name__}, not a Tensor",
-                              hint="pass model.parameters() or a list of tensors")
+                raise ArgumentTypeError(f"parameter {i} of the group is a {type(p).__name__}, "
+                                        "not a Tensor", inputs=describe(params),
+                                        hint="pass model.parameters() or a list of tensors")
             if p._node is not None:
-                raise FwError(
+                raise ArgumentError(
                     f"parameter {i} (shape {tuple(p.shape)}) is not a leaf tensor: it was "
                     f"computed by {p.op}, so updating it would not change what it came from",
+                    inputs=describe(params),
                     hint="optimize the leaf tensors it was computed from, or detach it: "
                     "p = x.detach().requires_grad_()",
                 )
         if len({id(p) for p in params}) != len(params):
             raise ArgumentError("a parameter group lists the same parameter twice",
+                                inputs=describe(params),
                                 hint="remove the duplicates (each would be updated twice)")
         for name, default in self.defaults.items():
             group.setdefault(name, default)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ArgumentError("some parameters appear in more than one parameter group",
+                                inputs=describe(params),
                                 hint="give each parameter to one group only")
         named = "param_names" in group
         if self.param_groups and named != ("param_names" in self.param_groups[0]):
@@ -195,7 +215,7 @@ class Optimizer:
                                 hint="use named_parameters() everywhere, or parameters()")
         group["params"] = params
         self._check(group)
-        self.param_groups.append(group)
+        return group
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's state as ``{"state": {index: {...}}, "param_groups": [...]}``.
@@ -425,6 +445,13 @@ def _grad_mismatch(optimizer, p: Tensor, grad: Tensor) -> FwError:
                       "assigns p.grad")
 
 
+def _set_of_parameters(owner: str, params) -> ArgumentError:
+    return ArgumentError(
+        "parameters given as a set: a set's order changes between runs, so saved optimizer "
+        "state would be matched to the wrong parameters", op=owner,
+        inputs=describe(params=list(params)), hint="pass a list (or model.parameters())")
+
+
 # -- hyperparameter checks ------------------------------------------------------------------------
 def check_number(optimizer, group: dict, name: str, low: float | None = 0.0,
                  high: float | None = None, high_open: bool = True, hint: str = "") -> None:
@@ -433,7 +460,8 @@ def check_number(optimizer, group: dict, name: str, low: float | None = 0.0,
     value = group[name]
     owner = type(optimizer).__name__
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentError(f"{owner}: {name} must be a number, got {type(value).__name__}",
+        raise ArgumentError(f"{name} must be a number, got {type(value).__name__}", op=owner,
+                            inputs=describe(**{name: value}),
                             hint=f"pass a Python float ({name}=float(t) for a one-element "
                             "tensor t)")
     ok = low is None or value >= low
@@ -442,5 +470,6 @@ def check_number(optimizer, group: dict, name: str, low: float | None = 0.0,
     if not ok:
         low_text = "" if low is None else f"{low} <= "
         high_text = "" if high is None else (" < " if high_open else " <= ") + f"{high}"
-        raise ArgumentError(f"{owner}: invalid {name}={value!r}: expected "
-                            f"{low_text}{name}{high_text}", hint=hint or None)
+        raise ArgumentError(f"invalid {name}={value!r}: expected {low_text}{name}{high_text}",
+                            op=owner, inputs=describe(**{name: value}),
+                            hint=hint or f"pass {low_text}{name}{high_text}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..ops.meta import describe
 from ..tensor_methods import bump_version
 from .optimizer import ArgumentError, Optimizer, check_number, copy_state
 
@@ -48,8 +49,10 @@ class SGD(Optimizer):
         check_number(self, group, "weight_decay", hint="weight decay is >= 0, e.g. 1e-4")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ArgumentError(
-                f"SGD: Nesterov momentum needs momentum > 0 and dampening 0, got momentum="
-                f"{group['momentum']!r}, dampening={group['dampening']!r}",
+                f"Nesterov momentum needs momentum > 0 and dampening 0, got momentum="
+                f"{group['momentum']!r}, dampening={group['dampening']!r}", op="SGD",
+                inputs=describe(nesterov=True, momentum=group["momentum"],
+                                dampening=group["dampening"]),
                 hint="set momentum (e.g. 0.9) and dampening=0, or nesterov=False")
 
     def _update(self, group):
