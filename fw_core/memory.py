@@ -8,13 +8,18 @@ blocks by size class. Under pressure (a device holds more than its limit) the po
 free blocks, then calls :func:`on_pressure` callbacks tag by tag in the policy's release order
 (debug captures first) until it is under the limit: no ``del`` or ``empty_cache()`` needed.
 Policies come from the device plugins (``fw.plugins.memory_policies``), with built-in
-"default" and "low_memory" ones for devices that lack them. Not thread-safe.
+"default" and "low_memory" ones for devices that lack them.
+
+Threads share the pools: one re-entrant lock guards every count, free list and table here
+(re-entrant because a tensor's death, hence :func:`_forget`, can happen inside any of them).
+It is taken per tracked tensor, allocation, release and report, never per op.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+import threading
 import weakref
 from dataclasses import replace
 
@@ -27,6 +32,7 @@ from .records import MemoryPolicy
 TAGS = ("parameter", "gradient", "optimizer_state", "activation", "cache", "debug", "temporary")
 _TAGSET = frozenset(TAGS)
 _MIN_BLOCK = 512
+_lock = threading.RLock()
 
 
 #: four size classes per octave: at most 25% rounding waste, against 100% for powers of two
@@ -90,18 +96,19 @@ class Pool:
         shape = tuple(int(s) for s in shape)
         nbytes = math.prod(shape) * dtype.itemsize
         cls = self.size_class(nbytes)
-        blocks = self.free.get(cls)
-        if blocks:
-            block = blocks.pop()
-            self.free_bytes -= cls
-            self.hits += 1
-        else:
-            block = self.xp.empty(cls, dtype=self.xp.uint8)
-            self.reserved += cls
-            self.misses += 1
-        array = block[:nbytes].view(dtype).reshape(shape)
-        self._out[id(array)] = (array, block, cls, tag, nbytes)
-        self._add(tag, nbytes)
+        with _lock:
+            blocks = self.free.get(cls)
+            if blocks:
+                block = blocks.pop()
+                self.free_bytes -= cls
+                self.hits += 1
+            else:
+                block = self.xp.empty(cls, dtype=self.xp.uint8)
+                self.reserved += cls
+                self.misses += 1
+            array = block[:nbytes].view(dtype).reshape(shape)
+            self._out[id(array)] = (array, block, cls, tag, nbytes)
+            self._add(tag, nbytes)
         return array
 
     def owns(self, array) -> bool:
@@ -110,13 +117,15 @@ class Pool:
 
     def release(self, array) -> None:
         """Give back an array from :meth:`allocate`; its block is kept for reuse."""
-        if not self.owns(array):
-            raise ArgumentError("this array was not allocated by fw.memory.allocate, or was "
-                                "released already", hint="release each array it returned once")
-        _, block, cls, tag, nbytes = self._out.pop(id(array))
-        self._sub(tag, nbytes)
-        self.free.setdefault(cls, []).append(block)
-        self.free_bytes += cls
+        with _lock:
+            if not self.owns(array):
+                raise ArgumentError("this array was not allocated by fw.memory.allocate, or was "
+                                    "released already",
+                                    hint="release each array it returned once")
+            _, block, cls, tag, nbytes = self._out.pop(id(array))
+            self._sub(tag, nbytes)
+            self.free.setdefault(cls, []).append(block)
+            self.free_bytes += cls
 
     def held(self) -> int:
         """Bytes this device holds for fw: fw's live and cached blocks, or, when the device's
@@ -132,9 +141,10 @@ class Pool:
     def trim(self) -> int:
         """Drop every cached free block, then the device allocator's; returns the bytes given
         back to the device."""
-        freed, self.free_bytes = self.free_bytes, 0
-        self.free.clear()
-        self.reserved -= freed
+        with _lock:
+            freed, self.free_bytes = self.free_bytes, 0
+            self.free.clear()
+            self.reserved -= freed
         release_cached = self.device.spec.release_cached
         if release_cached is not None:
             freed += release_cached(self.device.index)
@@ -143,21 +153,22 @@ class Pool:
     def relieve(self) -> None:
         """The pressure response: drop free blocks, then call release callbacks in policy
         order (each at most once) until the device is back under its limit."""
-        if self._relieving or self.limit is None or self.held() <= self.limit:
-            return
-        self._relieving = True
-        self.pressure_events += 1
-        try:
-            self.trim()
-            for tag in self.policy.release_order:
-                for entry in list(_callbacks.get(tag, ())):
-                    if self.held() <= self.limit:
-                        return
-                    if entry[0] in (None, str(self.device)) and entry in _callbacks[tag]:
-                        _callbacks[tag].remove(entry)
-                        entry[1]()
-        finally:
-            self._relieving = False
+        with _lock:
+            if self._relieving or self.limit is None or self.held() <= self.limit:
+                return
+            self._relieving = True
+            self.pressure_events += 1
+            try:
+                self.trim()
+                for tag in self.policy.release_order:
+                    for entry in list(_callbacks.get(tag, ())):
+                        if self.held() <= self.limit:
+                            return
+                        if entry[0] in (None, str(self.device)) and entry in _callbacks[tag]:
+                            _callbacks[tag].remove(entry)
+                            entry[1]()
+            finally:
+                self._relieving = False
 
     def stats(self) -> dict:
         """This device's entry of :func:`summary`. On a device whose allocator reports its
@@ -225,10 +236,11 @@ def pool(device="cpu") -> Pool:
     from .device import get
 
     dev = get(device)
-    found = _pools.get(str(dev))
-    if found is None:
-        found = _pools[str(dev)] = Pool(dev, _policy(dev.type, _selected, strict=False))
-    found.device = dev  # a plugin reload may have replaced the device's record
+    with _lock:
+        found = _pools.get(str(dev))
+        if found is None:
+            found = _pools[str(dev)] = Pool(dev, _policy(dev.type, _selected, strict=False))
+        found.device = dev  # a plugin reload may have replaced the device's record
     return found
 
 
@@ -240,9 +252,10 @@ class _Tracked(weakref.ref):
 
 
 def _forget(entry: _Tracked) -> None:
-    if _tracked.get(entry.key) is entry:  # not a newer tensor that reused the id
-        del _tracked[entry.key]
-        entry.pool._sub(entry.tag, entry.nbytes)
+    with _lock:
+        if _tracked.get(entry.key) is entry:  # not a newer tensor that reused the id
+            del _tracked[entry.key]
+            entry.pool._sub(entry.tag, entry.nbytes)
 
 
 def track(tensor, tag: str):
@@ -255,17 +268,18 @@ def track(tensor, tag: str):
     """
     _check_tag(tag)
     key = id(tensor)
-    entry = _tracked.get(key)
-    if entry is not None:
-        if entry.tag != tag:
-            entry.pool._sub(entry.tag, entry.nbytes)
-            entry.tag = tag
-            entry.pool._add(tag, entry.nbytes)
-        return tensor
-    entry = _tracked[key] = _Tracked(tensor, _forget)
-    entry.key, entry.tag, entry.nbytes = key, tag, tensor._data.nbytes
-    entry.pool = _pools.get(str(tensor._device)) or pool(tensor._device)
-    entry.pool._add(tag, entry.nbytes)
+    with _lock:
+        entry = _tracked.get(key)
+        if entry is not None:
+            if entry.tag != tag:
+                entry.pool._sub(entry.tag, entry.nbytes)
+                entry.tag = tag
+                entry.pool._add(tag, entry.nbytes)
+            return tensor
+        entry = _tracked[key] = _Tracked(tensor, _forget)
+        entry.key, entry.tag, entry.nbytes = key, tag, tensor._data.nbytes
+        entry.pool = _pools.get(str(tensor._device)) or pool(tensor._device)
+        entry.pool._add(tag, entry.nbytes)
     return tensor
 
 
@@ -282,8 +296,9 @@ def allocate(shape, dtype, tag: str = "temporary", device="cpu"):
 
 def release(array) -> None:
     """Give an array from :func:`allocate` back to its pool for reuse."""
-    owner = next((p for p in _pools.values() if p.owns(array)), None) or pool()
-    owner.release(array)  # raises when no pool owns it
+    with _lock:
+        owner = next((p for p in _pools.values() if p.owns(array)), None) or pool()
+        owner.release(array)  # raises when no pool owns it
 
 
 def on_pressure(tag: str, callback, device=None):
@@ -292,11 +307,13 @@ def on_pressure(tag: str, callback, device=None):
     capture drops itself). Returns ``cancel()``, which unregisters it if not yet called."""
     _check_tag(tag)
     entry = (None if device is None else str(device), callback)
-    _callbacks.setdefault(tag, []).append(entry)
+    with _lock:
+        _callbacks.setdefault(tag, []).append(entry)
 
     def cancel() -> None:
-        if entry in _callbacks.get(tag, ()):
-            _callbacks[tag].remove(entry)
+        with _lock:
+            if entry in _callbacks.get(tag, ()):
+                _callbacks[tag].remove(entry)
 
     return cancel
 
@@ -306,8 +323,10 @@ def set_policy(device, name: str) -> MemoryPolicy:
     """Use policy ``name`` (registered for the device, or built-in) for ``device``'s pool;
     an ArgumentError lists the policies there are when it has none of that name."""
     target = pool(device)
-    _apply(target, _policy(target.device.type, name, strict=True))
-    return target.policy
+    policy = _policy(target.device.type, name, strict=True)
+    with _lock:
+        _apply(target, policy)
+    return policy
 
 
 def use_policy(name: str) -> None:
@@ -321,22 +340,24 @@ def use_policy(name: str) -> None:
     if name not in known:
         raise ArgumentError(f"no memory policy named {name!r}",
                             hint=f"known policies: {', '.join(sorted(known))}")
-    _selected = name
-    for existing in _pools.values():
-        _apply(existing, _policy(existing.device.type, name, strict=False))
+    with _lock:
+        _selected = name
+        for existing in _pools.values():
+            _apply(existing, _policy(existing.device.type, name, strict=False))
 
 
 def set_limit(nbytes: int | None, device=None) -> None:
     """Set the pressure threshold in bytes for ``device`` (None: every device); ``nbytes=None``
     goes back to the policy's ``limit_bytes``. Applies at once (a pool over it is relieved)."""
     key = None if device is None else str(pool(device).device)
-    if nbytes is None:
-        _limits.pop(key, None)
-    else:
-        _limits[key] = int(nbytes)
-    for existing in _pools.values():
-        _apply(existing, existing.policy)
-        existing.relieve()
+    with _lock:
+        if nbytes is None:
+            _limits.pop(key, None)
+        else:
+            _limits[key] = int(nbytes)
+        for existing in _pools.values():
+            _apply(existing, existing.policy)
+            existing.relieve()
 
 
 # -- reports --------------------------------------------------------------------------------
@@ -344,16 +365,18 @@ def summary(device=None) -> dict:
     """``{device: {tag: {"live_bytes", "peak_bytes", "count"}, ..., "pool": {...}}}`` for
     ``device`` or every device with a pool; "pool" has policy, limit_bytes, live_bytes,
     peak_bytes, reserved_bytes, free_bytes, hits, misses and pressure_events."""
-    pools = [pool(device)] if device is not None else list(_pools.values())
-    return {str(p.device): p.stats() for p in pools}
+    with _lock:
+        pools = [pool(device)] if device is not None else list(_pools.values())
+        return {str(p.device): p.stats() for p in pools}
 
 
 def reset_peak(device=None) -> None:
     """Start peak counting again from the current live bytes."""
-    for p in [pool(device)] if device is not None else _pools.values():
-        p.peak = dict(p.live)
-        p.total_peak = p.total
-        p.untracked_peak = 0
+    with _lock:
+        for p in [pool(device)] if device is not None else _pools.values():
+            p.peak = dict(p.live)
+            p.total_peak = p.total
+            p.untracked_peak = 0
 
 
 def _size(nbytes: int | None) -> str:

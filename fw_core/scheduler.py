@@ -9,8 +9,9 @@ stops adapting: a subject decided before keeps its recorded answer.
 
 Decisions never change numerical results beyond floating-point reassociation: they choose
 *when* and *how* the same ops run (eager or compiled, fused or not, specialised or bucketed
-shapes), never *what* they compute. Not thread-safe: one scheduler per process, driven from the
-thread that compiles (as the memory pools are).
+shapes), never *what* they compute. One scheduler serves the process: threads that compile at
+once share its knobs, thresholds and log, and a lock keeps each decision and its log entry
+together (decisions are made when compiling, never per op).
 
 Each helper records one decision per subject (the threshold it applies), not one per call, so
 the log grows with what gets compiled, not with the number of steps::
@@ -22,6 +23,7 @@ the log grows with what gets compiled, not with the number of steps::
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, fields, replace
@@ -75,21 +77,23 @@ class Scheduler:
     """The decision maker and its audit log (``fw.scheduler`` exposes one per process)."""
 
     def __init__(self):
+        self._lock = threading.RLock()  # re-entrant: configure and thresholds call decide
         self.reset()
 
     def reset(self) -> None:
         """Forget the log, the decided thresholds, freeze and replay; knobs back to defaults."""
-        if getattr(self, "_knobs", Knobs()).memory_policy != Knobs.memory_policy:
-            from . import memory
+        with self._lock:
+            if getattr(self, "_knobs", Knobs()).memory_policy != Knobs.memory_policy:
+                from . import memory
 
-            memory.use_policy(Knobs.memory_policy)
-        self._knobs = Knobs()
-        self._log: list[dict] = []
-        self._latest: dict[tuple[str, str], object] = {}
-        self._decided: dict[tuple[str, str], object] = {}
-        self._frozen = False
-        self._replay: dict[tuple[str, str], deque] | None = None
-        self._mismatches: list[dict] = []
+                memory.use_policy(Knobs.memory_policy)
+            self._knobs = Knobs()
+            self._log: list[dict] = []
+            self._latest: dict[tuple[str, str], object] = {}
+            self._decided: dict[tuple[str, str], object] = {}
+            self._frozen = False
+            self._replay: dict[tuple[str, str], deque] | None = None
+            self._mismatches: list[dict] = []
 
     # -- knobs --------------------------------------------------------------------------------
     def knobs(self) -> Knobs:
@@ -108,23 +112,24 @@ class Scheduler:
         if unknown:
             raise ArgumentError(f"unknown scheduler knob(s): {', '.join(unknown)}",
                                 hint=f"knobs: {', '.join(_KNOB_NAMES)}")
-        new = replace(self._knobs, **{"name": "custom", **changes})
-        old, self._knobs = self._knobs, new
-        self._decided.clear()
-        if new.memory_policy != old.memory_policy:
-            from . import memory
+        with self._lock:
+            new = replace(self._knobs, **{"name": "custom", **changes})
+            old, self._knobs = self._knobs, new
+            self._decided.clear()
+            if new.memory_policy != old.memory_policy:
+                from . import memory
 
-            try:
-                memory.use_policy(new.memory_policy)  # refuses an unknown name, logging nothing
-            except ArgumentError:
-                self._knobs = old
-                raise
-            chosen = self.decide("memory_policy", "all devices", new.memory_policy,
-                                 f"knob memory_policy set by {new.name}")
-            if chosen != new.memory_policy:  # a replayed log chose another policy
-                memory.use_policy(chosen)
-                self._knobs = replace(new, memory_policy=chosen)
-        return self._knobs
+                try:
+                    memory.use_policy(new.memory_policy)  # refuses an unknown name, logs nothing
+                except ArgumentError:
+                    self._knobs = old
+                    raise
+                chosen = self.decide("memory_policy", "all devices", new.memory_policy,
+                                     f"knob memory_policy set by {new.name}")
+                if chosen != new.memory_policy:  # a replayed log chose another policy
+                    memory.use_policy(chosen)
+                    self._knobs = replace(new, memory_policy=chosen)
+            return self._knobs
 
     def disable(self) -> None:
         """Run everything eagerly: every helper answers "don't compile" and logs nothing."""
@@ -144,25 +149,26 @@ class Scheduler:
         """
         key = (kind, subject)
         mode = "fresh"
-        if self._replay is not None:
-            queue = self._replay.get(key)
-            if queue:
-                recorded = queue.popleft()
-                if recorded["choice"] != choice:
-                    self._mismatch(kind, subject, recorded["choice"], choice, "differs")
-                stats = {**stats, "fresh_choice": choice, "fresh_reason": reason}
-                choice, reason, mode = recorded["choice"], recorded["reason"], "replayed"
-            else:
-                self._mismatch(kind, subject, None, choice, "not in replayed log")
-                reason = f"not in replayed log; {reason}"
-        elif self._frozen and key in self._latest:
-            stats = {**stats, "fresh_choice": choice}
-            choice, mode = self._latest[key], "frozen"
-            reason = "frozen: repeats the recorded decision"
-        self._latest[key] = choice
-        self._log.append({"seq": len(self._log), "time": time.time(), "kind": kind,
-                          "subject": subject, "choice": choice, "reason": reason,
-                          "mode": mode, "stats": stats, "knobs": self._knobs.name})
+        with self._lock:
+            if self._replay is not None:
+                queue = self._replay.get(key)
+                if queue:
+                    recorded = queue.popleft()
+                    if recorded["choice"] != choice:
+                        self._mismatch(kind, subject, recorded["choice"], choice, "differs")
+                    stats = {**stats, "fresh_choice": choice, "fresh_reason": reason}
+                    choice, reason, mode = recorded["choice"], recorded["reason"], "replayed"
+                else:
+                    self._mismatch(kind, subject, None, choice, "not in replayed log")
+                    reason = f"not in replayed log; {reason}"
+            elif self._frozen and key in self._latest:
+                stats = {**stats, "fresh_choice": choice}
+                choice, mode = self._latest[key], "frozen"
+                reason = "frozen: repeats the recorded decision"
+            self._latest[key] = choice
+            self._log.append({"seq": len(self._log), "time": time.time(), "kind": kind,
+                              "subject": subject, "choice": choice, "reason": reason,
+                              "mode": mode, "stats": stats, "knobs": self._knobs.name})
         return choice
 
     def _mismatch(self, kind, subject, recorded, fresh, why) -> None:
@@ -172,9 +178,10 @@ class Scheduler:
     def _threshold(self, kind: str, subject: str, value, reason: str, **stats):
         """A per-subject threshold, decided (and logged) the first time it is asked."""
         key = (kind, subject)
-        if key not in self._decided:
-            self._decided[key] = self.decide(kind, subject, value, reason, **stats)
-        return self._decided[key]
+        with self._lock:
+            if key not in self._decided:
+                self._decided[key] = self.decide(kind, subject, value, reason, **stats)
+            return self._decided[key]
 
     # -- what the compiler asks ---------------------------------------------------------------
     def should_compile(self, subject: str, calls: int) -> bool:
@@ -225,13 +232,15 @@ class Scheduler:
     def log(self) -> list[dict]:
         """The audit log: one dict per decision (seq, time, kind, subject, choice, reason,
         mode "fresh"/"replayed"/"frozen", stats, knobs)."""
-        return [dict(entry) for entry in self._log]
+        with self._lock:
+            return [dict(entry) for entry in self._log]
 
     def export(self, path) -> Path:
         """Write the audit log to ``path`` as JSON lines; returns the path."""
         path = Path(path)
+        entries = self.log()
         with path.open("w") as out:
-            for entry in self._log:
+            for entry in entries:
                 out.write(json.dumps(entry, default=str) + "\n")
         return path
 
@@ -239,20 +248,20 @@ class Scheduler:
         """Make later decisions follow a log (a path written by :func:`export`, or entries from
         :func:`log`); ``replay(None)`` stops replaying. Thresholds decided before are re-decided
         from the log. Differences are listed by :func:`mismatches`."""
-        self._decided.clear()
-        self._mismatches = []
-        if path_or_entries is None:
-            self._replay = None
-            return
-        if isinstance(path_or_entries, (str, Path)):
-            lines = Path(path_or_entries).read_text().splitlines()
-            entries = [json.loads(line) for line in lines if line.strip()]
-        else:
-            entries = list(path_or_entries)
-        self._replay = {}
-        for entry in entries:
-            key = (entry["kind"], entry["subject"])
-            self._replay.setdefault(key, deque()).append(entry)
+        replay = None
+        if path_or_entries is not None:
+            if isinstance(path_or_entries, (str, Path)):
+                lines = Path(path_or_entries).read_text().splitlines()
+                entries = [json.loads(line) for line in lines if line.strip()]
+            else:
+                entries = list(path_or_entries)
+            replay = {}
+            for entry in entries:
+                replay.setdefault((entry["kind"], entry["subject"]), deque()).append(entry)
+        with self._lock:
+            self._decided.clear()
+            self._mismatches = []
+            self._replay = replay
 
     def mismatches(self) -> list[dict]:
         """Where the replayed run differed from its log: {kind, subject, recorded, fresh, why}
@@ -263,7 +272,7 @@ class Scheduler:
         """The log as readable lines ("#3 fuse relu+add: True — measured: ...")."""
         return "\n".join(
             f"#{e['seq']} {e['kind']} {e['subject']}: {e['choice']!r} — {e['reason']}"
-            + ("" if e["mode"] == "fresh" else f" [{e['mode']}]") for e in self._log)
+            + ("" if e["mode"] == "fresh" else f" [{e['mode']}]") for e in self.log())
 
 
 _scheduler = Scheduler()

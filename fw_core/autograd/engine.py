@@ -1,11 +1,23 @@
-"""Reverse-mode differentiation over the recorded nodes: ``backward`` and ``grad``."""
+"""Reverse-mode differentiation over the recorded nodes: ``backward`` and ``grad``.
+
+A backward pass runs in the calling thread, with that thread's grad mode and inspectors. Threads
+may run backward passes at once, also into shared leaves: a leaf's ``.grad`` is replaced only
+under :data:`_accumulating` and only if no other thread replaced it since it was read, so no
+thread's gradient is lost (see :func:`_accumulate`).
+"""
 
 from __future__ import annotations
+
+import threading
 
 from .._state import state
 from ..errors import AutogradError, ShapeError
 from ..memory import track
 from .node import Node
+
+#: held while a leaf's ``.grad`` is compared and replaced: two threads whose backward passes
+#: reach one parameter would otherwise each add to the old value and drop the other's sum
+_accumulating = threading.Lock()
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -235,21 +247,38 @@ def _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered):
     if g.dtype is not leaf.dtype:
         g = g.to(leaf.dtype)
     tracer = state.tracer
-    if leaf.grad is not None:
-        if tracer is not None:
-            tracer.read_grad(leaf)
-        leaf.grad = leaf.grad + g
-    else:
-        if not create_graph:
-            g = g.detach()
-            if id(g._data) in delivered or not _writeable(g._data):
-                g = g.clone()
-        delivered.add(id(g._data))
-        leaf.grad = g
+    grad = _accumulate(leaf, g, tracer, create_graph, delivered)
     if not create_graph:
-        track(leaf.grad, "gradient")
+        track(grad, "gradient")
     if tracer is not None:
         tracer.set_grad(leaf)
+
+
+def _accumulate(leaf, g, tracer, create_graph, delivered):
+    """Set ``leaf.grad`` to ``g`` or add ``g`` to it; returns the new ``.grad``.
+
+    The sum is computed outside the lock (it is an op: inspectors run, and may block), then
+    stored only if ``leaf.grad`` is still the tensor it was computed from; otherwise another
+    thread's backward stored meanwhile, and the sum is taken again from its result.
+    """
+    while True:
+        current = leaf.grad
+        if current is None:
+            if not create_graph:
+                g = g.detach()
+                if id(g._data) in delivered or not _writeable(g._data):
+                    g = g.clone()
+            new = g
+        else:
+            if tracer is not None:
+                tracer.read_grad(leaf)
+            new = current + g
+        with _accumulating:
+            if leaf.grad is current:
+                leaf.grad = new
+                if current is None:
+                    delivered.add(id(new._data))
+                return new
 
 
 def _writeable(array) -> bool:

@@ -4,6 +4,7 @@ replays a cached plan per signature; every decision and recompile is explained."
 from __future__ import annotations
 
 import functools
+import threading
 import time
 
 from .._state import state
@@ -23,6 +24,11 @@ class CompiledFunction:
     it is always right), builds a plan and replays that plan on later calls. Guards on module
     modes (train/eval) and on which leaves already hold a ``.grad`` send a call back through
     this path when they no longer hold.
+
+    Threads may call one compiled function at once: its counters, plans and size history sit
+    behind a lock held only to decide how a call runs and to record what happened, never while
+    the function or a plan runs. While one thread compiles a signature, other calls with it
+    run eagerly, so it is compiled once and no thread waits for another's trace.
     """
 
     def __init__(self, fn, name: str | None = None):
@@ -42,6 +48,8 @@ class CompiledFunction:
         self._fusion_choices: dict[tuple, bool] = {}
         self._rebuilt_hits = 0  # calls served by plans of partial rebuilds
         self._rebuilds_verdict: str | None = None  # "compile" / "eager" for new dynamic sizes
+        self._compiling: set[tuple] = set()  # signatures a thread is compiling now
+        self._lock = threading.RLock()  # re-entrant: explain() and reset() call helpers
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -52,6 +60,22 @@ class CompiledFunction:
         return self._call(args, self.fn)
 
     def _call(self, args: tuple, fn):
+        with self._lock:
+            route = self._route(args)
+        if route is None:
+            return fn(*args)
+        if route.__class__ is not tuple:
+            return route.run(args)
+        key, changes, subject = route
+        try:
+            return self._compile(key, args, fn, changes, subject)
+        finally:
+            with self._lock:
+                self._compiling.discard(key)
+
+    def _route(self, args: tuple):
+        """How this call runs, counted: None (eagerly), a Plan, or ``(key, size changes,
+        subject)`` to compile now (the key is then marked as being compiled)."""
         from .. import scheduler
 
         self.counts["calls"] += 1
@@ -59,18 +83,19 @@ class CompiledFunction:
             # inside another trace (inlined there), inspectors watching every op, or
             # compilation off: run as written
             self.counts["eager_calls"] += 1
-            return fn(*args)
+            return None
         key = signature(args)
+        if key in self._compiling:  # another thread is tracing this signature
+            self.counts["eager_calls"] += 1
+            return None
         entry = self.cache.get(key)
         if entry is not None:
             why = entry.guards_hold()
             if why is None:
+                self.counts["plan_calls" if entry.plan is not None else "eager_calls"] += 1
                 if entry.plan is not None:
-                    self.counts["plan_calls"] += 1
                     self._rebuilt_hits += entry.rebuilt
-                    return entry.plan.run(args)
-                self.counts["eager_calls"] += 1
-                return fn(*args)
+                return entry.plan
             self._event(f"recompile {describe_signature(key)}: {why}")
         calls = self._calls_by_key[key] = self._calls_by_key.get(key, 0) + 1
         changes = self._size_changes(key)
@@ -82,8 +107,9 @@ class CompiledFunction:
             compile_now = scheduler.should_compile(subject, calls)
         if not compile_now:
             self.counts["eager_calls"] += 1
-            return fn(*args)
-        return self._compile(key, args, fn, changes, subject)
+            return None
+        self._compiling.add(key)
+        return key, changes, subject
 
     def _rebuilds_pay(self) -> bool:
         """Whether new sizes of dynamic dimensions should keep getting plans: asked of the
@@ -135,9 +161,10 @@ class CompiledFunction:
         traced = time.perf_counter() - start
         what = describe_signature(key)
         if tracer.breaks:
-            self.counts["fallbacks"] += 1
-            self._store(key, Entry(None, tracer.breaks))
-            self._event(f"eager for {what}: " + "; ".join(tracer.breaks))
+            with self._lock:
+                self.counts["fallbacks"] += 1
+                self._store(key, Entry(None, tracer.breaks))
+                self._event(f"eager for {what}: " + "; ".join(tracer.breaks))
             return result
         device = str(tracer.device or "cpu")
         choices = self._fusion_choices
@@ -153,20 +180,21 @@ class CompiledFunction:
                           lambda shape, dtype: memory.allocate(shape, dtype, "cache", device),
                           lambda group: choices.get(group.signature()))
         seconds = time.perf_counter() - start
-        self.compile_seconds.append(seconds)
         partial = bool(changes)
-        self.counts["partial_rebuilds" if partial else "compiles"] += 1
         graph = plan.graph
         nodes = len(graph.nodes())
         groups = sum(1 for s in graph.steps if s.__class__.__name__ == "Group")
         reason = ("sizes changed: " + ", ".join(f"argument {p} dim {d} {a}->{b}"
                                                 for p, d, a, b in changes)
                   if partial else "first compile for this signature")
-        self._event(f"{'partial rebuild' if partial else 'compiled'} {what} in {seconds:.3f} s "
-                    f"(trace {traced:.3f} s; {nodes} ops, {groups} fused groups, "
-                    f"{len(graph.steps)} steps): {reason}")
-        self._store(key, Entry(plan, [], tuple(tracer.modules.values()),
-                               tuple(tracer.grad_state.values()), rebuilt=partial))
+        with self._lock:
+            self.compile_seconds.append(seconds)
+            self.counts["partial_rebuilds" if partial else "compiles"] += 1
+            self._event(f"{'partial rebuild' if partial else 'compiled'} {what} in "
+                        f"{seconds:.3f} s (trace {traced:.3f} s; {nodes} ops, {groups} fused "
+                        f"groups, {len(graph.steps)} steps): {reason}")
+            self._store(key, Entry(plan, [], tuple(tracer.modules.values()),
+                                   tuple(tracer.grad_state.values()), rebuilt=partial))
         return result
 
     def _store(self, key, entry: Entry) -> None:
@@ -180,30 +208,33 @@ class CompiledFunction:
 
     # -- looking inside -----------------------------------------------------------------------
     def plans(self) -> list:
-        return [e.plan for e in self.cache._entries.values() if e.plan is not None]
+        with self._lock:
+            return [e.plan for e in self.cache._entries.values() if e.plan is not None]
 
     def explain(self) -> str:
         """Every compile, partial rebuild, fallback and eviction of this function, with why."""
-        counts = ", ".join(f"{k} {v}" for k, v in self.counts.items())
-        info = self.cache.info()
-        lines = [f"{self.name}: {counts}; cache {info['entries']}/{info['max_plans']} "
-                 f"(hits {info['hits']}, misses {info['misses']}, evictions "
-                 f"{info['evictions']})"]
-        lines += [f"  {e}" for e in self.events]
-        for plan in self.plans()[-1:]:
-            lines += [f"  pass: {line}" for line in plan.graph.log]
+        with self._lock:
+            counts = ", ".join(f"{k} {v}" for k, v in self.counts.items())
+            info = self.cache.info()
+            lines = [f"{self.name}: {counts}; cache {info['entries']}/{info['max_plans']} "
+                     f"(hits {info['hits']}, misses {info['misses']}, evictions "
+                     f"{info['evictions']})"]
+            lines += [f"  {e}" for e in self.events]
+            for plan in self.plans()[-1:]:
+                lines += [f"  pass: {line}" for line in plan.graph.log]
         return "\n".join(lines)
 
     def reset(self) -> None:
         """Forget every plan and counter (e.g. after replacing a module's parameters)."""
-        self.cache.clear()
-        self._calls_by_key.clear()
-        self._sizes_seen.clear()
-        self._dynamic.clear()
-        self._fusion_choices.clear()
-        self._rebuilt_hits = 0
-        self._rebuilds_verdict = None
-        self.events.clear()
+        with self._lock:
+            self.cache.clear()
+            self._calls_by_key.clear()
+            self._sizes_seen.clear()
+            self._dynamic.clear()
+            self._fusion_choices.clear()
+            self._rebuilt_hits = 0
+            self._rebuilds_verdict = None
+            self.events.clear()
 
 
 def _group_subject(group) -> str:

@@ -9,6 +9,7 @@ autograd node is made per op; what is left per op is one Python call.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -25,7 +26,9 @@ class Plan:
     """The executable form of a graph for one signature.
 
     ``run(args)`` binds the arguments (and reads externals, gradients and host-drawn values),
-    runs every step and returns the function's result rebuilt from the output arrays.
+    runs every step and returns the function's result rebuilt from the output arrays. Threads
+    may run one plan at once; a plan with static buffers (the memory plan's) runs them one at a
+    time, since every run writes its intermediates into the same buffers.
     """
 
     def __init__(self, graph: Graph, device, memory_plan=None, allocate=None):
@@ -33,12 +36,15 @@ class Plan:
         self.memory_plan = memory_plan
         self.device = device
         self.buffers = _buffers(memory_plan, allocate)
+        self._lock = threading.Lock() if self.buffers else None
         self.source, self._fn = self._generate()
-        self.calls = 0
 
     def run(self, args: tuple):
-        self.calls += 1
-        return self.graph.rebuild(self._fn(args))
+        if self._lock is None:
+            return self.graph.rebuild(self._fn(args))
+        with self._lock:
+            arrays = self._fn(args)
+        return self.graph.rebuild(arrays)
 
     # -- code generation ----------------------------------------------------------------------
     def _generate(self):

@@ -7,6 +7,7 @@ the same names ``state_dict`` uses), so tensors, errors and tools can say where 
 from __future__ import annotations
 
 import inspect
+import itertools
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
@@ -18,7 +19,16 @@ from .parameter import Parameter
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
-_tree_version = [0]  # bumped whenever any module gains or loses a child: paths are recomputed
+#: the module tree's version: set to a new number whenever any module gains or loses a child,
+#: so cached paths are recomputed. New numbers come from ``_tree_changes`` (``next`` on it is
+#: atomic), never from ``+= 1``, whose read and write two threads can interleave: a stale
+#: cache could then match a version number that comes back.
+_tree_changes = itertools.count(1)
+_tree_version = [0]
+
+
+def _tree_changed() -> None:
+    _tree_version[0] = next(_tree_changes)
 
 
 class _Handle:
@@ -90,7 +100,7 @@ class Module:
             modules[name] = value
             value.__dict__["_fw_parent"] = weakref.ref(self)
             value.__dict__["_fw_name"] = name
-            _tree_version[0] += 1
+            _tree_changed()
         elif value is None and name in params:
             params[name] = None
         elif name in buffers and (value is None or isinstance(value, Tensor)):
@@ -98,7 +108,7 @@ class Module:
         else:
             params.pop(name, None)
             if modules.pop(name, None) is not None:
-                _tree_version[0] += 1
+                _tree_changed()
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str):
@@ -114,7 +124,7 @@ class Module:
         for table in ("_parameters", "_buffers", "_modules"):
             if name in d[table]:
                 del d[table][name]
-                _tree_version[0] += 1
+                _tree_changed()
                 return
         object.__delattr__(self, name)
 
@@ -150,7 +160,8 @@ class Module:
     def path(self) -> str:
         """Dotted path from the root module ("" for the root), as in ``named_modules``."""
         cached, version = self._fw_path
-        if version == _tree_version[0]:
+        current = _tree_version[0]  # read before the walk: a change during it voids the result
+        if version == current:
             return cached
         parts = []
         module = self
@@ -165,7 +176,7 @@ class Module:
             parts.append(module._fw_name)
             module = parent
         path = ".".join(reversed(parts))
-        self.__dict__["_fw_path"] = (path, _tree_version[0])
+        self.__dict__["_fw_path"] = (path, current)
         return path
 
     # -- running ------------------------------------------------------------------------------
@@ -407,7 +418,7 @@ class Module:
         for child in self._modules.values():
             if child is not None:
                 child.__dict__["_fw_parent"] = weakref.ref(self)
-        _tree_version[0] += 1
+        _tree_changed()
 
     # -- printing -----------------------------------------------------------------------------
     def extra_repr(self) -> str:

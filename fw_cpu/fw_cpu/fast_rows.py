@@ -154,17 +154,19 @@ _compiled: dict = {}
 def _kernels(dtype) -> dict:
     """The loops for float32 or float64 arrays, compiled (or loaded from Numba's cache) on
     first use; Numba is imported then, not with fw_cpu."""
-    if not _compiled:
+    found = _compiled.get(np.dtype(dtype))
+    if found is None:
         from .fusion import loader
 
         exps = {"32": f"np.float32({exp32_text('np.float64(d)')})", "64": "np.exp(d)"}
         module = loader.load("import numpy as np\nfrom numba import njit\n" + "".join(
             _SOURCE.format(sfx=sfx, exp=exp, dt=f"np.float{sfx}") for sfx, exp in exps.items()))
-        for sfx in exps:
-            _compiled[np.dtype(f"float{sfx}")] = {
-                name: getattr(module, name + sfx) for name in
-                ("softmax", "log_softmax", "cross_entropy", "class_distribution")}
-    return _compiled[np.dtype(dtype)]
+        # both dtypes' entries in one update: a thread that finds one finds the other
+        _compiled.update({np.dtype(f"float{sfx}"): {
+            name: getattr(module, name + sfx) for name in
+            ("softmax", "log_softmax", "cross_entropy", "class_distribution")} for sfx in exps})
+        found = _compiled[np.dtype(dtype)]
+    return found
 
 
 def _rows(x, dim):

@@ -16,11 +16,13 @@ as they read nothing the group defines; Effects and nodes that write into their 
 an Effect, or as a graph output) becomes a group output.
 
 Kernels are cached process-wide by ``(rule.name, group.signature())``: the signature holds no
-sizes, so a new batch size or sequence length reuses them with no code generation.
+sizes, so a new batch size or sequence length reuses them with no code generation. Threads
+that compile at once share the cache; a lock makes each kernel generated once.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -36,17 +38,20 @@ LOOKAHEAD = 8
 _POINTWISE = frozenset({Structure.ELEMENTWISE, Structure.BROADCAST})
 _kernels: dict[tuple, tuple] = {}  # (rule name, signature) -> (kernel or None,)
 _stats = {"hits": 0, "misses": 0}
+_cache_lock = threading.Lock()  # guards _kernels and _stats
 
 
 def kernel_cache_info() -> dict[str, int]:
     """Hits, misses and size of the process-wide cache of generated kernels."""
-    return {"hits": _stats["hits"], "misses": _stats["misses"], "size": len(_kernels)}
+    with _cache_lock:
+        return {"hits": _stats["hits"], "misses": _stats["misses"], "size": len(_kernels)}
 
 
 def clear_kernel_cache() -> None:
     """Forget every generated kernel and reset the counters (tests, benchmarks)."""
-    _kernels.clear()
-    _stats.update(hits=0, misses=0)
+    with _cache_lock:
+        _kernels.clear()
+        _stats.update(hits=0, misses=0)
 
 
 def default_decide(group: Group, fused_seconds: float, unfused_seconds: float) -> bool:
@@ -71,7 +76,7 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
     """
     rules = sorted(rules, key=lambda r: -r.priority)
     decide = decide or default_decide
-    hits, misses = _stats["hits"], _stats["misses"]
+    tally = {"hits": 0, "misses": 0}  # this graph's cache use (other threads' aside)
     escaping = {v.index for v in graph.outputs}
     users = graph.users()
     made, skipped, names = [], [], []
@@ -79,7 +84,7 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
         group = _make_group(members, users, escaping)
         if not group.outputs:
             continue
-        kernel, rule = _generate(group, candidates)
+        kernel, rule = _generate(group, candidates, tally)
         if kernel is None:
             skipped.append(f"{_name(group)}: no rule generates it")
             continue
@@ -107,7 +112,7 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
     graph.log.append(
         f"fuse: {len(made)} groups ({', '.join(names) or 'none'})"
         + (f"; left unfused: {'; '.join(skipped)}" if skipped else "")
-        + f"; kernel cache {_stats['hits'] - hits} hits, {_stats['misses'] - misses} misses")
+        + f"; kernel cache {tally['hits']} hits, {tally['misses']} misses")
     return made
 
 
@@ -216,17 +221,19 @@ def _name(group: Group) -> str:
     return "+".join(n.op.name for n in group.nodes)
 
 
-def _generate(group: Group, rules) -> tuple:
-    """(kernel, rule) from the first rule that generates one (cached), else (None, None)."""
+def _generate(group: Group, rules, tally: dict) -> tuple:
+    """(kernel, rule) from the first rule that generates one (cached), else (None, None);
+    counts cache hits and misses in ``tally`` and in the process-wide counters."""
     signature = group.signature()  # rule names are unique, so (name, signature) is a kernel
     for rule in rules:
         key = (rule.name, signature)
-        found = _kernels.get(key)
-        if found is None:
-            _stats["misses"] += 1
-            found = _kernels[key] = (rule.generate(group),)
-        else:
-            _stats["hits"] += 1
+        with _cache_lock:  # held while generating: two threads never build one kernel twice
+            found = _kernels.get(key)
+            outcome = "hits" if found is not None else "misses"
+            if found is None:
+                found = _kernels[key] = (rule.generate(group),)
+            _stats[outcome] += 1
+        tally[outcome] += 1
         if found[0] is not None:
             return found[0], rule
     return None, None

@@ -35,6 +35,9 @@ PARALLEL_OK = numba.config.NUMBA_NUM_THREADS > 1
 PARALLEL_LOCK = threading.Lock()
 
 _modules: dict[str, object] = {}
+#: held while a module is written and imported: two threads loading one source at once would
+#: otherwise both write the same temp file (one rename then fails) and import it twice
+_loading = threading.Lock()
 
 
 def cache_dir() -> pathlib.Path:
@@ -47,11 +50,21 @@ def cache_dir() -> pathlib.Path:
 
 
 def load(source: str):
-    """Import the module made of ``source`` (written to the cache folder if new)."""
+    """Import the module made of ``source`` (written to the cache folder if new); threads may
+    call it at once."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     module = _modules.get(digest)
     if module is not None:
         return module
+    with _loading:
+        module = _modules.get(digest)
+        if module is None:
+            module = _modules[digest] = _import(digest, source)
+    return module
+
+
+def _import(digest: str, source: str):
+    """Write ``source`` to its cache file unless it is there, and import that file."""
     name = f"fw_fused_{digest}"
     path = cache_dir() / f"{name}.py"
     if not path.exists():  # never rewrite: a new timestamp would void Numba's cache
@@ -62,5 +75,4 @@ def load(source: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    _modules[digest] = module
     return module
