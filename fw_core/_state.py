@@ -1,20 +1,39 @@
-"""Process-wide switches read on the per-op path: one object, attribute reads only."""
+"""The switches read on the per-op path, one copy per thread: ``state.<name>`` reads only.
+
+What changes what an op does — grad mode, the module path being run, the active inspectors,
+a running trace — belongs to the thread that set it, as PyTorch keeps grad mode per thread:
+two threads training two models, or one evaluating under ``no_grad`` while another trains,
+never see each other's settings. ``state`` is a :class:`threading.local`, so every
+``from .._state import state`` reads and writes the calling thread's copy. A thread starts with
+grad on, outside any module, no trace and the inspectors that are on from the start
+(``Inspector.active``); DataLoader worker threads then take their creator's grad mode.
+
+A read costs ~35 ns against ~5 ns for a plain object's slot (CPython 3.11); the dispatcher
+reads three or four per op.
+"""
 
 from __future__ import annotations
 
+import threading
 
-class _State:
-    __slots__ = ("grad_enabled", "module_path", "inspecting", "inspectors", "tracer")
+#: the inspectors a thread has on when it starts: those registered with ``active=True`` at
+#: the last plugin load (set by :func:`fw_core.inspect._reset`)
+initial_inspectors: tuple = ()
+
+
+class _State(threading.local):
+    """One thread's switches; ``__init__`` runs once in each thread, at its first read."""
 
     def __init__(self):
         self.grad_enabled = True
         #: dotted path of the module whose forward is running ("" outside any module)
         self.module_path = ""
-        #: True while at least one inspector is active; the only inspector cost per op
-        self.inspecting = False
-        self.inspectors: tuple = ()
-        #: the compile Tracer recording the current run, or None (it also sets ``inspecting``)
+        #: the inspectors called on this thread's ops
+        self.inspectors: tuple = initial_inspectors
+        #: the compile Tracer recording this thread's run, or None (it also sets ``inspecting``)
         self.tracer = None
+        #: True while an inspector is active or a trace runs: the only such cost per op
+        self.inspecting = bool(self.inspectors)
 
 
 state = _State()

@@ -1,7 +1,10 @@
-"""Inspectors: observers plugins register, switched on and off by name.
+"""Inspectors: observers plugins register, switched on and off by name, per thread.
 
 While none is active the per-op cost is one flag read (``state.inspecting``). A running trace
 (fw.compile) raises the same flag, so tracing costs nothing per op either when it is off.
+Activation belongs to the thread that asks for it (as grad mode does): an inspector switched on
+in one thread sees that thread's ops and backward passes only. The registry of inspectors is
+shared by all threads.
 """
 
 from __future__ import annotations
@@ -10,26 +13,28 @@ import contextlib
 import os
 import sys
 
+from . import _state
 from ._state import state
 from .errors import PluginError
 from .records import Inspector, OpEvent
 
 _registered: dict[str, Inspector] = {}
-_active: list[Inspector] = []
 
 
 def _reset(inspectors: dict[str, Inspector]) -> None:
-    """Install the inspectors of a plugin load (called by the plugin manager)."""
-    _registered.clear()
-    _registered.update(inspectors)
-    _active[:] = [i for i in inspectors.values() if i.active]
+    """Install the inspectors of a plugin load (called by the plugin manager): those
+    registered ``active`` are on in the calling thread and in every thread that starts using
+    fw afterwards; other threads that already ran ops keep the activation they had."""
+    global _registered
+    _registered = dict(inspectors)
+    _state.initial_inspectors = tuple(i for i in inspectors.values() if i.active)
+    state.inspectors = _state.initial_inspectors
     publish()
 
 
 def publish() -> None:
-    """Recompute the per-op flag from the active inspectors and the running trace."""
-    state.inspectors = tuple(_active)
-    state.inspecting = bool(_active) or state.tracer is not None
+    """Recompute this thread's per-op flag from its active inspectors and its running trace."""
+    state.inspecting = bool(state.inspectors) or state.tracer is not None
 
 
 def registered() -> list[str]:
@@ -38,12 +43,13 @@ def registered() -> list[str]:
 
 
 def active() -> list[str]:
-    """Names of the inspectors currently called on every op."""
-    return [i.name for i in _active]
+    """Names of the inspectors called on every op of this thread."""
+    return [i.name for i in state.inspectors]
 
 
 def activate(name_or_inspector) -> Inspector:
-    """Start calling an inspector (a registered name, or an Inspector record) on every op."""
+    """Start calling an inspector (a registered name, or an Inspector record) on every op of
+    this thread."""
     if isinstance(name_or_inspector, Inspector):
         inspector = name_or_inspector
     else:
@@ -55,16 +61,16 @@ def activate(name_or_inspector) -> Inspector:
                 hint=f"registered inspectors: {', '.join(registered()) or 'none'}; is the plugin "
                 "that provides it installed and loaded? (`fw plugins`)",
             ) from None
-    if inspector not in _active:
-        _active.append(inspector)
+    if inspector not in state.inspectors:
+        state.inspectors = (*state.inspectors, inspector)
         publish()
     return inspector
 
 
 def deactivate(name_or_inspector) -> None:
-    """Stop calling an inspector."""
+    """Stop calling an inspector on this thread's ops."""
     name = getattr(name_or_inspector, "name", name_or_inspector)
-    _active[:] = [i for i in _active if i.name != name]
+    state.inspectors = tuple(i for i in state.inspectors if i.name != name)
     publish()
 
 
@@ -99,7 +105,7 @@ def _notify(event: OpEvent) -> None:
             if inspector.on_op is not None:
                 inspector.on_op(event)
     finally:
-        state.inspecting = bool(_active) or state.tracer is not None
+        publish()
 
 
 _FW_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep

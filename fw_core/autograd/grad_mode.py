@@ -1,4 +1,8 @@
-"""Grad modes: switch recording on and off for a block (or a function, as a decorator)."""
+"""Grad modes: switch recording on and off for a block (or a function, as a decorator).
+
+The mode belongs to the calling thread (as in PyTorch): ``no_grad`` in one thread never
+changes what another thread records.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from .._state import state
 
 
 class _GradMode:
-    """Sets ``state.grad_enabled`` for a ``with`` block or a decorated function."""
+    """Sets this thread's grad mode for a ``with`` block or a decorated function."""
 
     enabled: bool
 
@@ -75,5 +79,5 @@ class set_grad_enabled(_GradMode):
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops are currently recorded for backward."""
+    """Whether this thread's ops are currently recorded for backward."""
     return state.grad_enabled

@@ -35,7 +35,8 @@ SAMPLE_BUDGET = 64 << 20
 
 
 class Tracer:
-    """Records one run; installed on ``state.tracer`` for its duration (see :func:`trace`)."""
+    """Records one run; installed on the tracing thread's ``state.tracer`` for its duration
+    (see :func:`trace`), so ops other threads run meanwhile are not part of it."""
 
     def __init__(self):
         self.graph = Graph()
@@ -242,11 +243,12 @@ class Tracer:
 
 
 def trace(fn: Callable, args: tuple) -> tuple[Tracer, object]:
-    """Run ``fn(*args)`` eagerly while recording it. Returns the tracer and fn's result."""
+    """Run ``fn(*args)`` eagerly in this thread while recording it (ops other threads run
+    meanwhile are not recorded). Returns the tracer and fn's result."""
     from ..inspect import publish
 
     if state.tracer is not None:
-        raise RuntimeError("a trace is already running")
+        raise RuntimeError("a trace is already running in this thread")
     tracer = Tracer()
     for position, a in enumerate(args):
         if isinstance(a, Tensor):

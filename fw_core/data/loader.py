@@ -28,6 +28,7 @@ from itertools import count, islice
 import numpy as np
 
 from .. import random as _random
+from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..device import get as get_device
 from ..errors import FwError
 from ..ops import shape as _shape
@@ -207,7 +208,11 @@ def _fetch_stream(dataset, iterator, batch_size: int, drop_last: bool, collate, 
 
 
 def _run(tasks: Iterator[Callable], workers: int, depth: int):
-    """Run batch tasks in order, inline or on ``workers`` threads with ``depth`` in flight."""
+    """Run batch tasks in order, inline or on ``workers`` threads with ``depth`` in flight.
+
+    Grad mode is per thread: the workers take the mode of the thread that starts iterating
+    (as PyTorch's worker threads do), so a loop under ``no_grad`` collates without recording.
+    """
     if workers == 0:
         for task in tasks:
             batch = task()
@@ -215,7 +220,8 @@ def _run(tasks: Iterator[Callable], workers: int, depth: int):
                 return
             yield batch
         return
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="fw-data")
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="fw-data",
+                              initializer=set_grad_enabled, initargs=(is_grad_enabled(),))
     pending = deque(pool.submit(task) for task in islice(tasks, depth))
     try:
         while pending:
