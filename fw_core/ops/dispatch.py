@@ -64,15 +64,17 @@ def finish(op, inputs: tuple, attrs: dict, out, device) -> Tensor:
     """Wrap a kernel's raw result; record it for backward if needed; tell active inspectors."""
     if out.__class__ is not device.array_type:
         out = device.xp.asarray(out)
-    result = _wrap(out, device, op, state.module_path)
-    if state.grad_enabled and op.vjp is not None:
+    switches = state.__dict__  # this thread's switches in one per-thread lookup
+    module = switches["module_path"]
+    result = _wrap(out, device, op, module)
+    if switches["grad_enabled"] and op.vjp is not None:
         for t in inputs:
             if t.__class__ not in _SCALAR_TYPES and t.requires_grad:
                 if out.dtype.kind == "f":
-                    result._node = Node(op, inputs, attrs, result, state.module_path)
+                    result._node = Node(op, inputs, attrs, result, module)
                     result.requires_grad = True
                 break
-    if state.inspecting:
+    if switches["inspecting"]:
         from ..inspect import notify_op
 
         notify_op(op, inputs, attrs, result)
