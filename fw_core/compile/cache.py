@@ -110,6 +110,13 @@ class PlanCache:
     def keys(self) -> list[tuple]:
         return list(self._entries)
 
+    def items(self) -> list[tuple[tuple, Entry]]:
+        """Every (signature, entry), least recently used first, without counting hits."""
+        return list(self._entries.items())
+
+    def drop(self, key: tuple) -> None:
+        self._entries.pop(key, None)
+
     def clear(self) -> None:
         self._entries.clear()
 

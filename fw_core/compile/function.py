@@ -39,7 +39,7 @@ class CompiledFunction:
         self.cache = PlanCache(scheduler.knobs().max_plans)
         self.events: list[str] = []
         self.counts = {"calls": 0, "plan_calls": 0, "eager_calls": 0, "compiles": 0,
-                       "partial_rebuilds": 0, "fallbacks": 0}
+                       "partial_rebuilds": 0, "retraces": 0, "fallbacks": 0}
         self.compile_seconds: list[float] = []
         self._calls_by_key: dict[tuple, int] = {}
         self._sizes_seen: dict[tuple[int, int], set] = {}
@@ -49,6 +49,11 @@ class CompiledFunction:
         self._rebuilt_hits = 0  # calls served by plans of partial rebuilds
         self._rebuilds_verdict: str | None = None  # "compile" / "eager" for new dynamic sizes
         self._compiling: set[tuple] = set()  # signatures a thread is compiling now
+        self._retrace: set[tuple] = set()  # signatures whose plans retrace() dropped
+        #: calls per signature and fusion choices of an earlier process (load_state_dict), by
+        #: the repr of their keys, taken over when a signature or group is first met
+        self._restored_calls: dict[str, int] = {}
+        self._restored_fusion: dict[str, bool] = {}
         self._lock = threading.RLock()  # re-entrant: explain() and reset() call helpers
         functools.update_wrapper(self, fn, updated=())
 
@@ -97,11 +102,16 @@ class CompiledFunction:
                     self._rebuilt_hits += entry.rebuilt
                 return entry.plan
             self._event(f"recompile {describe_signature(key)}: {why}")
-        calls = self._calls_by_key[key] = self._calls_by_key.get(key, 0) + 1
+        before = self._calls_by_key.get(key)
+        if before is None:
+            before = self._restored_calls.pop(repr(key), 0) if self._restored_calls else 0
+        calls = self._calls_by_key[key] = before + 1
         changes = self._size_changes(key)
         subject = f"{self.name}{describe_signature(key)}"
         dynamic = bool(changes) and all((p, d) in self._dynamic for p, d, _, _ in changes)
-        if dynamic:  # a new size of a dynamic dimension: compile at once, unless they never pay
+        if key in self._retrace:  # its plan was dropped by retrace(): trace it again now
+            compile_now = True
+        elif dynamic:  # a new size of a dynamic dimension: compile at once, unless they never pay
             compile_now = self._rebuilds_pay()
         else:
             compile_now = scheduler.should_compile(subject, calls)
@@ -174,23 +184,40 @@ class CompiledFunction:
             choices[group.signature()] = choice
             return choice
 
+        def known(group):
+            signature = group.signature()
+            if signature not in choices and self._restored_fusion:
+                restored = self._restored_fusion.pop(repr(signature), None)
+                if restored is not None:
+                    choices[signature] = scheduler.decide(
+                        "fuse", _group_subject(group), restored,
+                        "restored: the choice of the run this function's state came from")
+            return choices.get(signature)
+
         # a group of a structure measured before (at this size or another, in this plan or an
-        # earlier one) is not measured again: an LSTM step's groups repeat per time step
+        # earlier one, or in the run load_state_dict restored) is not measured again: an LSTM
+        # step's groups repeat per time step
         plan = build_plan(tracer, decide,
                           lambda shape, dtype: memory.allocate(shape, dtype, "cache", device),
-                          lambda group: choices.get(group.signature()))
+                          known)
         seconds = time.perf_counter() - start
         partial = bool(changes)
+        retraced = key in self._retrace
         graph = plan.graph
         nodes = len(graph.nodes())
         groups = sum(1 for s in graph.steps if s.__class__.__name__ == "Group")
         reason = ("sizes changed: " + ", ".join(f"argument {p} dim {d} {a}->{b}"
                                                 for p, d, a, b in changes)
                   if partial else "first compile for this signature")
+        if retraced:
+            reason = "retrace() dropped its plan"
         with self._lock:
+            self._retrace.discard(key)
             self.compile_seconds.append(seconds)
-            self.counts["partial_rebuilds" if partial else "compiles"] += 1
-            self._event(f"{'partial rebuild' if partial else 'compiled'} {what} in "
+            self.counts["retraces" if retraced else "partial_rebuilds" if partial
+                        else "compiles"] += 1
+            kind = "retraced" if retraced else "partial rebuild" if partial else "compiled"
+            self._event(f"{kind} {what} in "
                         f"{seconds:.3f} s (trace {traced:.3f} s; {nodes} ops, {groups} fused "
                         f"groups, {len(graph.steps)} steps): {reason}")
             self._store(key, Entry(plan, [], tuple(tracer.modules.values()),
@@ -209,7 +236,7 @@ class CompiledFunction:
     # -- looking inside -----------------------------------------------------------------------
     def plans(self) -> list:
         with self._lock:
-            return [e.plan for e in self.cache._entries.values() if e.plan is not None]
+            return [e.plan for _, e in self.cache.items() if e.plan is not None]
 
     def explain(self) -> str:
         """Every compile, partial rebuild, fallback and eviction of this function, with why."""
@@ -224,10 +251,46 @@ class CompiledFunction:
                 lines += [f"  pass: {line}" for line in plan.graph.log]
         return "\n".join(lines)
 
+    def retrace(self) -> None:
+        """Drop the plans, keeping what was learnt: the next call of each compiled signature
+        traces again (that call runs eagerly, as every trace does) and rebuilds its plan from
+        the same fusion choices and cached kernels.
+
+        ``Model.fit`` calls it at the start of each epoch, so which steps run eagerly depends
+        on the epoch alone, not on when the process started: training resumed from a
+        checkpoint then matches uninterrupted training bit for bit (fused kernels may round
+        differently from eager ops).
+        """
+        with self._lock:
+            for key, entry in self.cache.items():
+                if entry.plan is not None:
+                    self._retrace.add(key)
+                    self.cache.drop(key)
+
+    def state_dict(self) -> dict:
+        """What this function learnt that a later process should reuse: calls per signature
+        and fusion choices (JSON; objects passed by identity are left out)."""
+        with self._lock:
+            calls = {repr(k): n for k, n in self._calls_by_key.items()
+                     if "'object'" not in repr(k[1])}
+            fusion = {repr(k): v for k, v in self._fusion_choices.items()}
+        return {"calls": {**self._restored_calls, **calls},
+                "fusion": {**self._restored_fusion, **fusion}}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Take over :meth:`state_dict` of a function of an earlier process: a signature called
+        there often enough compiles at its first call here, with the same fusion choices."""
+        with self._lock:
+            self._restored_calls.update({str(k): int(v) for k, v in state["calls"].items()})
+            self._restored_fusion.update({str(k): bool(v) for k, v in state["fusion"].items()})
+
     def reset(self) -> None:
         """Forget every plan and counter (e.g. after replacing a module's parameters)."""
         with self._lock:
             self.cache.clear()
+            self._retrace.clear()
+            self._restored_calls.clear()
+            self._restored_fusion.clear()
             self._calls_by_key.clear()
             self._sizes_seen.clear()
             self._dynamic.clear()
