@@ -47,7 +47,8 @@ from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401
 from . import nn, training  # noqa: E402
-from .io import load, save  # noqa: E402
+from . import io  # noqa: E402
+from .io import load, save, serializable  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
 from . import memory, scheduler  # noqa: E402
 from .context import context  # noqa: E402

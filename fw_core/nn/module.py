@@ -17,6 +17,19 @@ from ..errors import ArgumentTypeError, FwError, StateDictError
 from ..tensor import Tensor
 from .parameter import Parameter
 
+
+class _Consumed:
+    """Stands for a constructor argument that was an iterator (read once, by the constructor)."""
+
+    def __repr__(self) -> str:
+        return "<an iterator, consumed by the constructor>"
+
+    def __reduce__(self) -> str:
+        return "CONSUMED"  # copies and pickles stay the one sentinel
+
+
+CONSUMED = _Consumed()
+
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 #: the module tree's version: set to a new number whenever any module gains or loses a child,
@@ -67,6 +80,16 @@ class Module:
     ...     def forward(self, x):
     ...         return self.fc2(fw.relu(self.fc1(x)))
     """
+
+    def __new__(cls, *args, **kwargs):
+        module = super().__new__(cls)
+        # the constructor's arguments: with the class name, what model folders store to
+        # rebuild the module without pickling it (fw_core.io.config). An iterator is used up
+        # by the constructor, so only the fact that one was passed is kept.
+        module.__dict__["_fw_init"] = (
+            tuple(CONSUMED if isinstance(a, Iterator) else a for a in args),
+            {k: CONSUMED if isinstance(v, Iterator) else v for k, v in kwargs.items()})
+        return module
 
     def __init__(self):
         d = self.__dict__

@@ -43,6 +43,7 @@ class Model:
         self.metrics: list[_metrics.Metric] = []
         self.stop_training = False
         self.epoch = 0
+        self._loss_arg = None
         self._compile_config: dict = {}
 
     # -- set-up -------------------------------------------------------------------------------
@@ -66,6 +67,7 @@ class Model:
             optimizer = optimizer(self.module.parameters())
         self.optimizer = optimizer
         self.loss_fn = loss_fn
+        self._loss_arg = loss  # as given (a name, a module, a function): what save() stores
         self.metrics = chosen_metrics
         self._compile_config = {"optimizer": type(optimizer).__name__,
                                 "loss": loss if isinstance(loss, str) else getattr(
@@ -184,7 +186,11 @@ class Model:
 
     def _train_epoch(self, loader, hooks, check_finite, compiled=True) -> dict:
         self.module.train()
-        train_step = self._compiled_step() if compiled else self._train_step
+        if compiled:
+            train_step = self._compiled_step()
+            train_step.retrace()  # each epoch traces at the same steps: resuming is exact
+        else:
+            train_step = self._train_step
         for m in self.metrics:
             m.reset()
         total, count = 0.0, 0
@@ -224,8 +230,20 @@ class Model:
         cached = getattr(self, "_compiled", None)
         if cached is None or cached[0] != key:
             name = f"{type(self.module).__name__}.train_step"
-            self._compiled = cached = (key, fw_compile(self._train_step, name=name))
+            step = fw_compile(self._train_step, name=name)
+            restored = getattr(self, "_restored_step", None)
+            if restored is not None:  # what the saved model's step had learnt
+                step.load_state_dict(restored)
+                self._restored_step = None
+            self._compiled = cached = (key, step)
         return cached[1]
+
+    def _step_state(self) -> dict | None:
+        """What the compiled training step learnt (for :meth:`save`), if it ran."""
+        cached = getattr(self, "_compiled", None)
+        if cached is not None and cached[0] == (id(self.optimizer), id(self.loss_fn)):
+            return cached[1].state_dict()
+        return getattr(self, "_restored_step", None)
 
     def _unpack(self, batch):
         batch = self._to_device(batch)
@@ -289,17 +307,23 @@ class Model:
 
     # -- saving -------------------------------------------------------------------------------
     def save(self, directory) -> None:
-        """Save the whole training state (module, optimizer, epoch, RNG) to ``directory``."""
+        """Save the whole training state (architecture, weights, optimizer, loss, metrics,
+        epoch, random state) to the folder ``directory``, atomically (docs/saving.md)."""
         from ..io import save_model
 
         save_model(self, directory)
 
     @classmethod
-    def load(cls, directory) -> Model:
-        """A Model restored from :meth:`save`, ready to continue training exactly."""
+    def load(cls, directory, custom_objects=None) -> Model:
+        """A Model restored from :meth:`save`, ready to continue training exactly.
+
+        Classes and functions of your own that the model uses are found through
+        ``@fw.serializable`` or ``custom_objects={"Name": Name}``; nothing named in the folder
+        is ever imported.
+        """
         from ..io import load_model
 
-        return load_model(directory)
+        return load_model(directory, custom_objects)
 
 
 def Sequential(layers) -> Model:  # noqa: N802 - Keras' name

@@ -66,7 +66,7 @@ def test_mnist_mlp_stops_early_and_reloads_the_best_epoch(tmp_path):
     best = int(re.search(r"best val_loss [\d.]+ at epoch (\d+)", out)[1])
     assert best == trained - 1 and trained < 30, out
     assert f"(epoch {best})" in out, out  # the reloaded model is the best epoch's
-    assert (checkpoint / "model.json").is_file()
+    assert (checkpoint / "CURRENT").is_file() and len(list(checkpoint.iterdir())) == 2
     assert final_accuracy(out) > 0.85, out
 
 

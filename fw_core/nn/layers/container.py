@@ -89,6 +89,11 @@ class _ModuleSequence(Module):
         del self[index]
         return module
 
+    def get_config(self) -> dict:
+        """The children as they are now, under their names: what a model folder stores to
+        rebuild the container (``fw_core.io.config``)."""
+        return {"modules": dict(self._modules)}
+
 
 class Sequential(_ModuleSequence):
     """Modules run one after another: each output is the next module's input.
@@ -111,6 +116,10 @@ class Sequential(_ModuleSequence):
         else:
             for i, module in enumerate(args):
                 self.add_module(str(i), _module(self, module, i, args))
+
+    @classmethod
+    def from_config(cls, config: dict) -> Sequential:
+        return cls(OrderedDict(config["modules"]))
 
     def forward(self, x):
         for module in self._modules.values():
@@ -151,6 +160,10 @@ class ModuleList(_ModuleSequence):
         if modules is not None:
             self.extend(modules)
 
+    @classmethod
+    def from_config(cls, config: dict) -> ModuleList:
+        return cls(config["modules"].values())
+
     def __getitem__(self, idx):
         values = list(self._modules.values())
         if isinstance(idx, slice):
@@ -185,6 +198,14 @@ class ModuleDict(Module):
         super().__init__()
         if modules is not None:
             self.update(modules)
+
+    def get_config(self) -> dict:
+        """The children as they are now: what a model folder stores (``fw_core.io.config``)."""
+        return {"modules": dict(self._modules)}
+
+    @classmethod
+    def from_config(cls, config: dict) -> ModuleDict:
+        return cls(config["modules"])
 
     def __getitem__(self, key: str) -> Module:
         try:

@@ -90,7 +90,7 @@ def test_checkpoint_csv_lr_schedule_and_terminate_on_nan(tmp_path):
         fw.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 * 0.5 ** epoch),
     ]
     model.fit(x, y, epochs=3, verbose=0, callbacks=callbacks)
-    assert (tmp_path / "best" / "model.json").exists()
+    assert fw.Model.load(tmp_path / "best").epoch >= 1
     rows = (tmp_path / "log.csv").read_text().splitlines()
     assert rows[0].startswith("epoch,") and len(rows) == 4
     assert model.optimizer.param_groups[0]["lr"] == pytest.approx(0.025)
@@ -175,9 +175,9 @@ def test_truncated_model_checkpoint_and_foreign_state_dict(tmp_path):
     model = small_model()
     model.compile(optimizer="adam", loss="cross_entropy")
     model.save(tmp_path / "m")
-    weights = tmp_path / "m" / "tensors.safetensors"
+    weights = tmp_path / "m" / "v000001" / "tensors.safetensors"
     weights.write_bytes(weights.read_bytes()[:50])
-    with pytest.raises(CheckpointError, match="corrupt"):
+    with pytest.raises(CheckpointError, match="truncated or damaged"):
         fw.Model.load(tmp_path / "m")
     other = fw.Sequential([nn.Linear(8, 4)])
     with pytest.raises(StateDictError, match="unexpected keys: 2.weight, 2.bias") as info:

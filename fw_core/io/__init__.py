@@ -1,0 +1,10 @@
+"""Saving and loading: ``fw.save``/``fw.load`` for state dicts and other nests of tensors,
+``model.save``/``fw.Model.load`` for whole models, :func:`serializable` for classes of your own,
+and :func:`stale` for what killed saves left behind. Nothing is pickled, so loading never runs
+code; every write is atomic and durable; every read is verified."""
+
+from .config import serializable
+from .files import load, save
+from .models import load_model, save_model, stale
+
+__all__ = ["load", "load_model", "save", "save_model", "serializable", "stale"]
