@@ -3,8 +3,8 @@
 and :func:`stale` for what killed saves left behind. Nothing is pickled, so loading never runs
 code; every write is atomic and durable; every read is verified."""
 
-from .config import serializable
 from .files import load, save
 from .models import load_model, save_model, stale
+from .names import serializable
 
 __all__ = ["load", "load_model", "save", "save_model", "serializable", "stale"]
