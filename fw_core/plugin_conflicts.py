@@ -17,7 +17,8 @@ fails a plugin.
 - A **kernel** for ``(op, device)``: the highest priority wins. At equal priority the device's
   plugin wins, else the first in load order, and the tied kernels of other plugins are refused
   (a plugin replaces a kernel by registering a higher priority). Kernels of lower priority stay
-  registered and do not run. A kernel whose op or device is not loaded is ignored with a note.
+  registered: they run the calls a higher kernel's guard refuses (``KernelSpec.guard``), and
+  nothing else. A kernel whose op or device is not loaded is ignored with a note.
 - **Fusion rules** are never refused: all are tried, highest priority first.
 """
 
@@ -43,6 +44,8 @@ class Settled:
         notes: per plugin, one line per refused record or ignored kernel.
         device_owner: the plugin that provides each device.
         kernels: the kernel that runs each ``(op, device)``, and its plugin.
+        chains: per ``(op, device)``, every kept kernel with its plugin, highest priority first:
+            a guarded kernel hands the calls its guard refuses to the next one.
         why: how the kernel of an ``(op, device)`` was chosen, where other kernels were there.
     """
 
@@ -50,6 +53,7 @@ class Settled:
     notes: dict[str, list[str]]
     device_owner: dict[str, str] = field(default_factory=dict)
     kernels: dict[tuple[str, str], tuple[KernelSpec, str]] = field(default_factory=dict)
+    chains: dict[tuple[str, str], list[tuple[KernelSpec, str]]] = field(default_factory=dict)
     why: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
@@ -143,6 +147,11 @@ def _choose_kernels(settled: Settled) -> None:
                 f"kernel {spec.op}@{spec.device} ignored: no {missing} is loaded")
     for key, entries in candidates.items():
         settled.kernels[key], why = _best_kernel(settled, key, entries)
+        kept = [(spec, name) for name, mine in settled.records.items()
+                for spec in mine["kernels"] if (spec.op, spec.device) == key]
+        kept.sort(key=lambda entry: -entry[0].priority)  # stable: load order within a priority
+        winner = kept.index(settled.kernels[key])
+        settled.chains[key] = [kept[winner], *kept[:winner], *kept[winner + 1:]]
         if why:
             settled.why[key] = why
 

@@ -32,7 +32,7 @@ import pluggy
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from . import hookspecs, plugin_conflicts
+from . import hookspecs, kernel_chain, plugin_conflicts
 from .device import registry as device_registry
 from .errors import PluginError
 from .records import (
@@ -468,11 +468,19 @@ def _freeze(records, infos) -> None:
     registry.OPS.clear()
     registry.OPS.update(ops)
 
+    from .ops.dispatch import forget_fallbacks
+
+    forget_fallbacks()
     _tables.dispatch_notes = dict(settled.why)
     _tables.kernel_owner = {}
-    for (op_name, device), (spec, owner) in settled.kernels.items():
-        ops[op_name].kernels[device] = _restricted(spec, owner) if spec.dtypes else spec.fn
-        _tables.kernel_owner[(op_name, device)] = owner
+    for key, chain in settled.chains.items():
+        op_name, device = key
+        ops[op_name].kernels[device] = kernel_chain.compose(chain)
+        _tables.kernel_owner[key] = chain[0][1]
+        guarded = kernel_chain.describe(chain)
+        if guarded:
+            _tables.dispatch_notes[key] = "; ".join(
+                filter(None, (_tables.dispatch_notes.get(key), guarded)))
 
     blocked_hint = {}
     for i in infos.values():
@@ -519,26 +527,6 @@ def _unavailable_reason(spec: DeviceSpec) -> str | None:
         return spec.unavailable_reason()
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
-
-
-def _restricted(spec: KernelSpec, owner: str):
-    """Wrap a kernel that handles only some dtypes so others get a clear DTypeError."""
-    from .errors import DTypeError
-
-    allowed = spec.dtypes
-    fn = spec.fn
-
-    def kernel(*arrays, **attrs):
-        for a in arrays:
-            dtype = getattr(a, "dtype", None)
-            if dtype is not None and dtype.name not in allowed:
-                raise DTypeError(
-                    f"the {spec.device} kernel of plugin {owner} does not handle {dtype.name}",
-                    op=spec.op, hint=f"convert to one of {', '.join(sorted(allowed))}, or run on "
-                    "another device")
-        return fn(*arrays, **attrs)
-
-    return kernel
 
 
 def _configure(pm, infos) -> None:

@@ -153,6 +153,12 @@ class KernelSpec:
         priority: when two plugins register the same (op, device), the higher priority wins;
             at equal priority the plugin providing the device wins (else the first in load
             order), and the other kernel is refused with a note naming both.
+        guard: for a kernel that takes only some calls (a library that needs contiguous
+            float32, say): called with the same arguments as ``fn`` before it, returns whether
+            ``fn`` takes this call; when it does not, the kernel of the next lower priority
+            runs instead. It must be cheap and must not raise for valid inputs.
+        takes: what the guard accepts, in words ("float32, C-contiguous, 2-d"): what
+            ``fw.plugins.dispatch_table()`` and ``fw plugins --verbose`` say.
     """
 
     op: str
@@ -160,6 +166,8 @@ class KernelSpec:
     fn: Callable
     dtypes: frozenset[str] | None = None
     priority: int = 0
+    guard: Callable[..., bool] | None = None
+    takes: str = ""
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,12 @@ def _as_scalar(op, value, other):
 
 # -- the slow side: errors and fallbacks ----------------------------------------------------------
 _reported_fallbacks: set = set()
+_fallbacks: dict = {}  # (op, device) -> the CPU fallback built for it
+
+
+def forget_fallbacks() -> None:
+    """Drop the CPU fallbacks built so far (a plugin load may bring the missing kernels)."""
+    _fallbacks.clear()
 
 
 class FallbackWarning(UserWarning):
@@ -183,9 +189,15 @@ class FallbackWarning(UserWarning):
 
 
 def missing_kernel(op, device):
-    """A CPU fallback (with transfers, reported once) or an UnsupportedError with a fix."""
+    """A CPU fallback (with transfers, reported once) or an UnsupportedError with a fix.
+
+    Fallbacks live in a table of their own, so the frozen dispatch table is never written
+    after a load."""
     from .. import plugins
 
+    known = _fallbacks.get((op, device))
+    if known is not None:
+        return known
     cpu_kernel = op.kernels.get("cpu")
     if cpu_kernel is None or device.type == "cpu":
         raise UnsupportedError(
@@ -205,7 +217,7 @@ def missing_kernel(op, device):
         return back(op.kernels["cpu"](*host, **attrs), device.index)
 
     plugins.note_dispatch(op.name, device.type, "cpu fallback (no kernel on this device)")
-    op.kernels[device.type] = fallback
+    _fallbacks[(op, device)] = fallback
     return fallback
 
 

@@ -1,0 +1,83 @@
+"""The kernel that runs each (op, device), built once per load from the kernels plugins keep.
+
+Kernels of one (op, device) form a chain, highest priority first. A kernel with a guard
+(``KernelSpec.guard``) takes the calls its guard accepts and hands the others to the next
+kernel; the first unguarded kernel takes the rest, and what lies below it never runs. So a
+library that handles only some dtypes, layouts or attributes (oneDNN, say) serves those, and
+fw_cpu serves everything else, decided per call by the guard and never by catching an
+exception. The composed chain is a plain function: no lookup or hook call per op.
+"""
+
+from __future__ import annotations
+
+from .errors import DTypeError, UnsupportedError
+from .records import KernelSpec
+
+
+def compose(chain: list[tuple[KernelSpec, str]]):
+    """The kernel that runs an (op, device): the first of ``chain`` whose guard takes the call
+    (an unguarded kernel takes every call; the rest of the chain never runs)."""
+    upto = next((i for i, (spec, _) in enumerate(chain) if spec.guard is None), None)
+    fn = _refusing(chain) if upto is None else _callable(*chain[upto])
+    for spec, owner in reversed(chain[:upto]):
+        fn = _guarded(spec, _callable(spec, owner), fn)
+    return fn
+
+
+def _callable(spec: KernelSpec, owner: str):
+    return _restricted(spec, owner) if spec.dtypes else spec.fn
+
+
+def _guarded(spec: KernelSpec, primary, fallback):
+    guard = spec.guard
+
+    def kernel(*arrays, **attrs):
+        if guard(*arrays, **attrs):
+            return primary(*arrays, **attrs)
+        return fallback(*arrays, **attrs)
+
+    kernel.__qualname__ = f"guarded[{spec.op}@{spec.device}]"
+    return kernel
+
+
+def _refusing(chain: list[tuple[KernelSpec, str]]):
+    """Where every kernel of an (op, device) is guarded: the calls none takes are refused."""
+    spec = chain[0][0]
+    says = "; ".join(f"{owner} takes {s.takes or 'some calls'}" for s, owner in chain)
+
+    def kernel(*arrays, **attrs):
+        raise UnsupportedError(f"no kernel on {spec.device} takes this call ({says})",
+                               op=spec.op, hint="convert the inputs to what a kernel takes, "
+                               "or install a plugin with an unguarded kernel (fw_cpu has one "
+                               "for every core op)")
+
+    return kernel
+
+
+def describe(chain) -> str | None:
+    """How guards split the calls of an (op, device), for dispatch_table()."""
+    parts = []
+    for spec, owner in chain:
+        if spec.guard is None:
+            parts.append(f"else {owner}" if parts else None)
+            break
+        parts.append(f"{owner} when it takes the call ({spec.takes or 'its guard holds'})")
+    return ", ".join(p for p in parts if p) or None
+
+
+def _restricted(spec: KernelSpec, owner: str):
+    """Wrap a kernel that handles only some dtypes so others get a clear DTypeError."""
+    allowed = spec.dtypes
+    fn = spec.fn
+
+    def kernel(*arrays, **attrs):
+        for a in arrays:
+            dtype = getattr(a, "dtype", None)
+            if dtype is not None and dtype.name not in allowed:
+                raise DTypeError(
+                    f"the {spec.device} kernel of plugin {owner} does not handle {dtype.name}",
+                    op=spec.op, hint=f"convert to one of {', '.join(sorted(allowed))}, or run on "
+                    "another device")
+        return fn(*arrays, **attrs)
+
+    return kernel
