@@ -50,7 +50,8 @@ from . import nn, training  # noqa: E402
 from . import io  # noqa: E402
 from .io import load, save, serializable  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
-from . import memory, scheduler  # noqa: E402
+from . import memory, scheduler, threads  # noqa: E402
+from .threads import get_num_threads, set_num_threads  # noqa: E402
 from .context import context  # noqa: E402
 from .compile import compile, traceable  # noqa: E402,A004
 

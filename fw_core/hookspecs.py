@@ -22,6 +22,7 @@ from .records import (
     MemoryPolicy,
     OpDef,
     PluginConfig,
+    ThreadPool,
 )
 
 hookspec = pluggy.HookspecMarker("fw")
@@ -87,6 +88,16 @@ def fw_register_inspectors() -> Iterable[Inspector]:
 
     Inspectors cost nothing until activated (``fw.inspect.activate(name)``); while any is
     active, every op calls its ``on_op`` with an :class:`~fw_core.records.OpEvent`.
+    """
+
+
+@hookspec
+def fw_register_thread_pools() -> Iterable[ThreadPool]:
+    """Register the thread pools of the libraries this plugin computes with.
+
+    fw sets them together (``fw.set_num_threads``) and keeps pools whose idle threads spin
+    from fighting over the cores: of those, only the highest ``priority`` one runs at full
+    strength, the others on one thread.
     """
 
 

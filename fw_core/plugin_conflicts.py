@@ -12,7 +12,7 @@ fails a plugin.
   memory policies): they were written for its own arrays.
 - An **op** contract is kept by the first in load order (fw_core's builtins before any plugin).
   The refused plugin's kernels for that op go with it: they were written for its own contract.
-- An **inspector** name is kept by the first in load order.
+- An **inspector** or **thread pool** name is kept by the first in load order.
 - A **memory policy** ``(device, name)`` is kept by the device's plugin, else the first.
 - A **kernel** for ``(op, device)``: the highest priority wins. At equal priority the device's
   plugin wins, else the first in load order, and the tied kernels of other plugins are refused
@@ -64,6 +64,8 @@ def settle(records: dict[str, dict[str, list]]) -> Settled:
     _settle_devices(settled)
     _settle_ops(settled)
     _settle_names(settled, "inspectors", lambda r: r.name, "inspector {key!r}", lambda key: None)
+    _settle_names(settled, "thread_pools", lambda r: r.name, "thread pool {key!r}",
+                  lambda key: None)
     _settle_names(settled, "memory_policies", lambda r: (r.name, r.device),
                   "memory policy {key[0]!r} for {key[1]}", lambda key: key[1])
     _choose_kernels(settled)
@@ -74,7 +76,7 @@ def _claims(settled: Settled, family: str, key) -> dict:
     """``{key: [plugins claiming it, in load order]}`` for one family of records."""
     claims: dict = {}
     for name, mine in settled.records.items():
-        for record in mine[family]:
+        for record in mine.get(family, ()):
             holders = claims.setdefault(key(record), [])
             if name not in holders:
                 holders.append(name)

@@ -43,6 +43,7 @@ from .records import (
     MemoryPolicy,
     OpDef,
     PluginConfig,
+    ThreadPool,
 )
 
 GROUP = "fw.plugins"
@@ -61,6 +62,7 @@ _FAMILIES = (
     ("fw_register_fusion_rules", FusionRule, "fusion_rules"),
     ("fw_register_memory_policies", MemoryPolicy, "memory_policies"),
     ("fw_register_inspectors", Inspector, "inspectors"),
+    ("fw_register_thread_pools", ThreadPool, "thread_pools"),
 )
 
 
@@ -509,6 +511,7 @@ def _freeze(records, infos) -> None:
             "fusion_rules": [r.name for r in mine["fusion_rules"]],
             "memory_policies": [f"{p.name}@{p.device}" for p in mine["memory_policies"]],
             "inspectors": [i.name for i in mine["inspectors"]],
+            "thread_pools": [p.name for p in mine["thread_pools"]],
         }
         own_devices = mine["devices"]
         if own_devices and all(d.name in unavailable for d in own_devices):
@@ -517,9 +520,11 @@ def _freeze(records, infos) -> None:
             info_.fix = "install the device's driver/runtime, or keep using the other devices"
     for rules in _tables.fusion_rules.values():
         rules.sort(key=lambda r: -r.priority)
-    from . import inspect
+    from . import inspect, threads
 
     inspect._reset(inspectors)
+    threads._reset({pool.name: (pool, name) for name, mine in settled.records.items()
+                    for pool in mine["thread_pools"]})
 
 
 def _unavailable_reason(spec: DeviceSpec) -> str | None:

@@ -246,6 +246,28 @@ class Inspector:
 
 
 @dataclass(frozen=True)
+class ThreadPool:
+    """A pool of worker threads a plugin's libraries compute with (OpenBLAS, OpenMP, Numba).
+
+    Attributes:
+        name: unique name ("openblas", "onednn-openmp").
+        get: ``fn() -> int``, the threads it uses now.
+        set: ``fn(n: int) -> None``, use ``n`` threads from now on.
+        spins: whether its idle threads busy-wait for work (OpenMP's and OpenBLAS's do). Two
+            such pools taking turns on the same cores slow each other down many times over,
+            so fw keeps only the one of highest ``priority`` at full strength and holds the
+            others to one thread (``fw.threads.pools()`` says which and why).
+        priority: which spinning pool keeps the cores (the one doing the heavy work).
+    """
+
+    name: str
+    get: Callable[[], int]
+    set: Callable[[int], None]
+    spins: bool = False
+    priority: int = 0
+
+
+@dataclass(frozen=True)
 class PluginConfig:
     """What ``fw_configure`` receives once every plugin has registered."""
 

@@ -38,6 +38,13 @@ def fw_register_fusion_rules():
 
 
 @hookimpl
+def fw_register_thread_pools():
+    from .threads import POOLS
+
+    return POOLS
+
+
+@hookimpl
 def fw_register_memory_policies():
     # Host memory: NumPy's allocator already recycles small blocks; release debug captures first.
     return [MemoryPolicy(name="default", device="cpu",

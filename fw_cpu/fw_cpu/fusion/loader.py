@@ -24,8 +24,11 @@ import threading
 
 import numba
 
+from ..threads import apply_numba_threads
+
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
+apply_numba_threads()  # a count fw.set_num_threads chose before Numba was imported
 
 #: a kernel takes its ``parallel=True`` variant only from this many elements on. Measured on a
 #: busy 2-core machine, a bias add + relu ran 9x slower in parallel at 2**16 elements (324 us vs
