@@ -228,7 +228,7 @@ def _contract(op) -> dict:
             "differentiable": op.vjp is not None,
             "twice_differentiable": op.twice_differentiable,
             "saves": sorted(op.saves), "float_result": op.float_result,
-            "devices": sorted(op.kernels)}
+            "devices": registry.devices_with_kernel(op)}
 
 
 def _describe(args, out: TextIO) -> int:

@@ -13,10 +13,12 @@ class Device:
     Compares equal to its string form: ``t.device == "cpu"``.
     """
 
-    __slots__ = ("type", "index", "spec", "xp", "array_type", "_str")
+    __slots__ = ("type", "index", "spec", "xp", "array_type", "kernels", "_str")
 
     def __init__(self, spec: DeviceSpec, index: int):
         self.type = spec.name
+        #: the frozen dispatch table of this device type: op -> kernel (built per plugin load)
+        self.kernels = registry.kernels.get(spec.name, _NO_KERNELS)
         self.index = index
         self.spec = spec
         self.xp = spec.xp
@@ -41,24 +43,33 @@ class Device:
         return (get, (self._str,))
 
 
+_NO_KERNELS: dict = {}
+
+
 class _Registry:
-    """Device specs by type, filled by the plugin manager, plus the interned Device objects."""
+    """Device specs by type, filled by the plugin manager, plus the interned Device objects and
+    each device type's dispatch table."""
 
     def __init__(self):
         self.specs: dict[str, DeviceSpec] = {}
+        #: device type -> {op: kernel}: built once per plugin load, never written after
+        self.kernels: dict[str, dict] = {}
         self.unavailable: dict[str, str] = {}
         self.owners: dict[str, str] = {}
         self.blocked_hint: dict[str, str] = {}
         self._interned: dict = {}
 
     def reset(self, specs: dict[str, DeviceSpec], unavailable: dict[str, str],
-              owners: dict[str, str]) -> None:
+              owners: dict[str, str], kernels: dict[str, dict]) -> None:
         self.specs, self.unavailable, self.owners = specs, unavailable, owners
+        self.kernels = kernels
         # a device whose spec survives a reload keeps its Device object, so tensors made before
         # fw.plugins.use()/register() still pass the per-op `a.device is b.device` check
         self._interned = {key: device for key, device in self._interned.items()
                           if specs.get(device.type) is device.spec
                           and device.type not in unavailable}
+        for device in self._interned.values():
+            device.kernels = kernels.get(device.type, _NO_KERNELS)
 
 
 registry = _Registry()

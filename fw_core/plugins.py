@@ -3,7 +3,8 @@
 Plugins are found through the ``fw.plugins`` entry-point group; fw_core's own ops register
 through the same hooks (:mod:`fw_core.builtin`). Each plugin's hooks are called separately, so
 a broken plugin is reported with its name and a fix while the rest keeps working. The results
-are frozen into plain dicts (``OpDef.kernels``, the device registry, the inspector list): the
+are frozen into plain dicts (each device type's dispatch table, the device registry, the
+inspector list): the
 per-op path never calls pluggy.
 
 Plugins load in a fixed order, fw_core's builtins first and then by name, whatever the order
@@ -465,8 +466,6 @@ def _freeze(records, infos) -> None:
             reason = _unavailable_reason(spec)
             if reason:
                 unavailable[spec.name] = reason
-    for op in (*registry.OPS.values(), *ops.values()):
-        op.kernels.clear()
     registry.OPS.clear()
     registry.OPS.update(ops)
 
@@ -475,9 +474,10 @@ def _freeze(records, infos) -> None:
     forget_fallbacks()
     _tables.dispatch_notes = dict(settled.why)
     _tables.kernel_owner = {}
+    tables: dict[str, dict] = {device: {} for device in devices}
     for key, chain in settled.chains.items():
         op_name, device = key
-        ops[op_name].kernels[device] = kernel_chain.compose(chain)
+        tables[device][ops[op_name]] = kernel_chain.compose(chain)
         _tables.kernel_owner[key] = chain[0][1]
         guarded = kernel_chain.describe(chain)
         if guarded:
@@ -488,7 +488,7 @@ def _freeze(records, infos) -> None:
     for i in infos.values():
         if i.state in (BLOCKED, FAILED) and i.name.startswith("fw_"):
             blocked_hint[i.name[3:]] = f"plugin {i.name} is {i.state}: {i.reason}; {i.fix}"
-    device_registry.reset(devices, unavailable, settled.device_owner)
+    device_registry.reset(devices, unavailable, settled.device_owner, tables)
     device_registry.blocked_hint = blocked_hint
 
     _tables.fusion_rules = {}

@@ -88,10 +88,6 @@ class OpDef:
     saves: frozenset[str] = frozenset()
     twice_differentiable: bool = True
     float_result: bool = False
-    kernels: dict[str, Callable] = field(default_factory=dict, repr=False)
-
-    def __hash__(self) -> int:
-        return id(self)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from ..ops.registry import kernel as kernel_of
 from ..records import FusionRule, Structure
 from .ir import Group, Node, Value
 from .layout import REDUCTIONS
@@ -50,7 +51,7 @@ def supports(node: Node, device: str, supports_pointwise: Callable) -> bool:
     """Whether ``node`` may be in an epilogue group on ``device``: a contraction with a kernel
     there, or an elementwise node the pointwise generator computes."""
     if node.op.name in CONTRACTIONS:
-        return device in node.op.kernels
+        return kernel_of(node.op, device) is not None
     return node.op.name not in REDUCTIONS and supports_pointwise(node)
 
 
@@ -72,7 +73,7 @@ def split(group: Group, device: str) -> Split | None:
     """Cut ``group`` into head + epilogue, or None when it is not a contraction (with a
     ``device`` kernel) followed by at least one node."""
     head, nodes = group.nodes[0], group.nodes[1:]
-    if head.op.name not in CONTRACTIONS or not nodes or device not in head.op.kernels:
+    if head.op.name not in CONTRACTIONS or not nodes or kernel_of(head.op, device) is None:
         return None
     product = head.out
     read = {v.index for n in nodes for v in n.reads}
@@ -93,7 +94,7 @@ def generate(group: Group, device: str, generate_loop: Callable) -> EpilogueKern
     product, first = parts.head.out, parts.results[0]
     where = {v.index: k for k, v in enumerate(group.inputs)}
     return EpilogueKernel(
-        contract=parts.head.op.kernels[device], attrs=dict(parts.head.attrs), loop=loop,
+        contract=kernel_of(parts.head.op, device), attrs=dict(parts.head.attrs), loop=loop,
         head_args=[(where[v.index], None) if v.__class__ is Value else (None, v)
                    for v in parts.head.inputs],
         extra=[where[v.index] for v in parts.extra],

@@ -35,7 +35,7 @@ def build_plan(tracer: Tracer, fusion_decision, allocate=None, known_fusions=Non
         device = get("cpu")
 
     def kernel_of(node):
-        return node.op.kernels.get(device.type) or missing_kernel(node.op, device)
+        return device.kernels.get(node.op) or missing_kernel(node.op, device)
 
     timings = {}
     for name, run in (

@@ -111,7 +111,7 @@ class Plan:
 
 def _bound_kernel(node: Node, device):
     op = node.op
-    kernel = op.kernels.get(device.type) or missing_kernel(op, device)
+    kernel = device.kernels.get(op) or missing_kernel(op, device)
     return functools.partial(kernel, **node.attrs) if node.attrs else kernel
 
 

@@ -20,9 +20,10 @@ from . import (
     shape,
 )
 from .dispatch import apply, apply_binary, apply_unary
-from .registry import OPS, define_op, get
+from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
             attention, loss, optim)
 
-__all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op", "get"]
+__all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
+           "devices_with_kernel", "get", "kernel"]

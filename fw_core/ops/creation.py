@@ -128,7 +128,7 @@ def _count(value, what: str) -> int:
 
 
 def _run_creation(op, device, attrs) -> Tensor:
-    kernel = op.kernels.get(device.type) or missing_kernel(op, device)
+    kernel = device.kernels.get(op) or missing_kernel(op, device)
     try:
         out = kernel(**attrs)
     except MemoryError:

@@ -16,6 +16,7 @@ from ..errors import ArgumentTypeError, DeviceError, FwError, KernelError, Unsup
 from ..tensor import Tensor
 from .allocation import out_of_memory
 from .meta import describe, located, spec_of
+from .registry import kernel as kernel_of
 
 _wrap = Tensor._wrap
 _EMPTY: dict = {}
@@ -48,7 +49,7 @@ def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
         arrays = [a if a.dtype.kind == "f" else a.astype(_dt.default_float.numpy)
                   for a in arrays]
     try:
-        kernel = op.kernels[device.type]
+        kernel = device.kernels[op]
     except KeyError:
         kernel = missing_kernel(op, device)
     try:
@@ -91,7 +92,7 @@ def apply_unary(op, x) -> Tensor:
     if op.float_result and data.dtype.kind != "f":
         data = data.astype(_dt.default_float.numpy)
     try:
-        kernel = op.kernels[device.type]
+        kernel = device.kernels[op]
     except KeyError:
         kernel = missing_kernel(op, device)
     try:
@@ -129,7 +130,7 @@ def _binary_tensors(op, a, b):
         ad = ad.astype(_dt.default_float.numpy)
         bd = bd.astype(_dt.default_float.numpy)
     try:
-        kernel = op.kernels[device.type]
+        kernel = device.kernels[op]
     except KeyError:
         kernel = missing_kernel(op, device)
     try:
@@ -152,7 +153,7 @@ def _binary_scalar(op, tensor, scalar, left, right, scalar_first):
             data = data.astype(wanted.numpy)
     device = tensor._device
     try:
-        kernel = op.kernels[device.type]
+        kernel = device.kernels[op]
     except KeyError:
         kernel = missing_kernel(op, device)
     try:
@@ -198,7 +199,7 @@ def missing_kernel(op, device):
     known = _fallbacks.get((op, device))
     if known is not None:
         return known
-    cpu_kernel = op.kernels.get("cpu")
+    cpu_kernel = kernel_of(op, "cpu")
     if cpu_kernel is None or device.type == "cpu":
         raise UnsupportedError(
             f"no kernel for {op.name} on device {device.type!r}",
@@ -214,7 +215,7 @@ def missing_kernel(op, device):
             warnings.warn(f"{op.name} has no kernel on {device.type}; running it on the CPU "
                           "with transfers (reported once)", FallbackWarning, stacklevel=4)
         host = [to_numpy(a) if a.__class__ is device.array_type else a for a in arrays]
-        return back(op.kernels["cpu"](*host, **attrs), device.index)
+        return back(cpu_kernel(*host, **attrs), device.index)
 
     plugins.note_dispatch(op.name, device.type, "cpu fallback (no kernel on this device)")
     _fallbacks[(op, device)] = fallback

@@ -36,6 +36,21 @@ def define_op(name: str, *, family: str, doc: str, signature: str,
     return op
 
 
+def kernel(op: OpDef | str, device: str = "cpu") -> Callable | None:
+    """The kernel that runs ``op`` on device type ``device`` (None: no plugin has one), as the
+    last plugin load froze it: guarded kernels already chained to what serves the rest."""
+    from ..device import registry
+
+    return registry.kernels.get(device, {}).get(get(op) if isinstance(op, str) else op)
+
+
+def devices_with_kernel(op: OpDef) -> list[str]:
+    """The device types that have a kernel for ``op``."""
+    from ..device import registry
+
+    return sorted(device for device, table in registry.kernels.items() if op in table)
+
+
 def get(name: str) -> OpDef:
     """The contract of op ``name`` (a KeyError lists close names)."""
     try:

@@ -388,7 +388,7 @@ def update_kernel(p: Tensor, op_name: str = "adam_update"):
 
     op = OPS[op_name]
     device = p._device
-    return op.kernels.get(device.type) or missing_kernel(op, device)
+    return device.kernels.get(op) or missing_kernel(op, device)
 
 
 def lerp_(xp, start, end, weight: float, tmp) -> None:

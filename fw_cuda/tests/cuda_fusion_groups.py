@@ -39,7 +39,7 @@ class Builder:
     def op(self, name, *args, **attrs) -> Value:
         op = fw.ops.get(name)
         raw = [self.arrays[a.index] if isinstance(a, Value) else a for a in args]
-        out = self._value(np.asarray(op.kernels["cpu"](*raw, **attrs)), "node")
+        out = self._value(np.asarray(fw.ops.kernel(op, "cpu")(*raw, **attrs)), "node")
         node = Node(op, tuple(args), attrs, out, "test", "forward")
         out.producer = node
         self.nodes.append(node)

@@ -23,11 +23,12 @@ import fw_core as fw
 from fw_core.compile import epilogue
 from fw_core.compile.ir import Graph, Node
 from fw_core.compile.passes import fuse as fuse_pass
+from fw_core.device import registry as device_registry
 from fw_cuda import fusion, nvcc
 from fw_cuda.fusion import rules
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts" / "fw_cuda"
-pytestmark = pytest.mark.skipif("cuda" not in fw.ops.get("linear").kernels,
+pytestmark = pytest.mark.skipif(fw.ops.kernel("linear", "cuda") is None,
                                 reason="fw_cuda's kernels are not registered (no CuPy)")
 
 
@@ -80,7 +81,7 @@ def test_the_fusion_pass_picks_the_cublas_epilogue_for_linear_bias_gelu():
     assert group.structure == "contraction+epilogue" and graph.steps == [group]
     kernel = group.kernel
     assert isinstance(kernel, epilogue.EpilogueKernel)
-    assert kernel.contract is fw.ops.get("linear").kernels["cuda"]
+    assert kernel.contract is fw.ops.kernel("linear", "cuda")
     assert isinstance(kernel.loop, fusion.CudaKernel) and kernel.in_place
 
 
@@ -133,7 +134,7 @@ def test_the_result_reuses_the_product_buffer_only_when_nothing_else_reads_it():
 
 
 def test_a_head_op_without_a_cuda_kernel_is_left_to_the_pointwise_rule(monkeypatch):
-    monkeypatch.delitem(fw.ops.get("linear").kernels, "cuda")
+    monkeypatch.delitem(device_registry.kernels["cuda"], fw.ops.get("linear"))
     fuse_pass.clear_kernel_cache()
     b = Builder()
     product, out = _linear_bias_gelu(b)

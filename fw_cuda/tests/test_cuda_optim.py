@@ -63,7 +63,7 @@ def _state(dtype, case, size=1000):
 def _cpu(arrays, attrs):
     """The CPU kernel's update of copies: (param, exp_avg, exp_avg_sq[, max_exp_avg_sq])."""
     copies = [a.copy() for a in arrays]
-    fw.ops.get("adam_update").kernels["cpu"](*copies, **attrs)
+    fw.ops.kernel("adam_update", "cpu")(*copies, **attrs)
     return [copies[0], *copies[2:]]
 
 

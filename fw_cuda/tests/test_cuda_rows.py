@@ -49,7 +49,7 @@ def _host(tmp_path, launch: rows.Launch, threads: int = 32) -> np.ndarray:
 
 
 def _cpu(name, *arrays, **attrs):
-    return np.asarray(fw.ops.get(name).kernels["cpu"](*arrays, **attrs))
+    return np.asarray(fw.ops.kernel(name, "cpu")(*arrays, **attrs))
 
 
 def _check(got, want, dtype):

@@ -59,7 +59,7 @@ def launches(monkeypatch):
 
 
 def _cpu(name, *arrays, **attrs):
-    return np.asarray(fw.ops.get(name).kernels["cpu"](*arrays, **attrs))
+    return np.asarray(fw.ops.kernel(name, "cpu")(*arrays, **attrs))
 
 
 def _close(got, want, **tol):
@@ -229,7 +229,7 @@ def test_adam_updates_in_place_to_the_bit(launches, amsgrad):
     attrs = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01,
                  decoupled=not amsgrad, maximize=False, step=7.0)
     want = [a.copy() for a in arrays]
-    fw.ops.get("adam_update").kernels["cpu"](*want, **attrs)
+    fw.ops.kernel("adam_update", "cpu")(*want, **attrs)
     kernel = optim_kernels.adam_kernel(all_kernels(np, scipy.special)["adam_update"])
     before = arrays[0].copy()
     assert kernel(*arrays, **attrs) is arrays[0]

@@ -122,9 +122,10 @@ def describe(op_name: str) -> str:
     if op.float_result:
         lines.append("  integer and bool inputs are converted to the default float dtype first")
     rows = {r["device"]: r for r in fw.plugins.dispatch_table() if r["op"] == op.name}
-    if not op.kernels:
+    devices = fw.ops.devices_with_kernel(op)
+    if not devices:
         lines.append("  kernels: none registered (install a device plugin that provides it)")
-    for device in sorted(op.kernels):
+    for device in devices:
         row = rows.get(device, {"plugin": "unknown", "why": "not in the dispatch table"})
         lines.append(f"  kernel on {device}: from {row['plugin']} ({row['why']})")
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...ops.registry import kernel as kernel_of
 from ...records import Structure
 from ..ir import Group, Node, Value
 from .dce import is_impure
@@ -245,7 +246,7 @@ def _measure(graph, group: Group, device: str, sync: Callable[[], None]):
     saying why the fused kernel cannot be used (it failed, or its results differ)."""
     samples = getattr(graph, "samples", None) or {}
     arrays = [samples.get(v.index) for v in group.inputs]
-    kernels = [n.op.kernels.get(device) for n in group.nodes]
+    kernels = [kernel_of(n.op, device) for n in group.nodes]
     if any(a is None for a in arrays) or any(k is None for k in kernels):
         return None
 

@@ -171,7 +171,7 @@ class _PythonKernel:
     def __call__(self, *arrays, out=None):
         env = {v.index: a for v, a in zip(self.group.inputs, arrays)}
         for n in self.group.nodes:
-            env[n.out.index] = n.op.kernels["cpu"](
+            env[n.out.index] = fw.ops.kernel(n.op, "cpu")(
                 *[env[v.index] if v.__class__ is Value else v for v in n.inputs], **n.attrs)
         return tuple(env[v.index] for v in self.group.outputs)
 

@@ -37,7 +37,7 @@ class Build:
     def node(self, name, *inputs, **attrs):
         op = fw.ops.get(name)
         args = [self.graph.samples[v.index] if v.__class__ is Value else v for v in inputs]
-        sample = np.asarray(op.kernels["cpu"](*args, **attrs))
+        sample = np.asarray(fw.ops.kernel(op, "cpu")(*args, **attrs))
         out = self.graph.value(sample.shape, sample.dtype, "node")
         out.producer = Node(op, inputs, attrs, out, "m", self.phase)
         self.graph.steps.append(out.producer)
@@ -66,7 +66,7 @@ def _group_kernel(group):
     def kernel(*arrays, out=None):
         env = {v.index: a for v, a in zip(group.inputs, arrays)}
         for n in group.nodes:
-            env[n.out.index] = n.op.kernels["cpu"](
+            env[n.out.index] = fw.ops.kernel(n.op, "cpu")(
                 *[env[v.index] if v.__class__ is Value else v for v in n.inputs], **n.attrs)
         results = [env[v.index] for v in group.outputs]
         out = out or (None,) * len(results)
@@ -86,7 +86,7 @@ def run(graph, plan=None, buffers=None):
 
     for k, step in enumerate(graph.steps):
         if step.__class__ is Node:
-            env[step.out.index] = step.op.kernels["cpu"](
+            env[step.out.index] = fw.ops.kernel(step.op, "cpu")(
                 *[get(v) if v.__class__ is Value else v for v in step.inputs], **step.attrs)
         elif step.__class__ is Group:
             out = None
@@ -184,7 +184,7 @@ def test_constfold_folds_constant_chains_once(x):
     norm = b.node("batch_norm", b.leaf(x, "const"), *stats, **BN)
     b.graph.outputs = [b.node("add", b.node("add", xv, c), zeros), masked, norm, empty]
     before = run(b.graph)
-    assert fold_constants(b.graph, lambda node: node.op.kernels["cpu"]) == 3
+    assert fold_constants(b.graph, lambda node: fw.ops.kernel(node.op, "cpu")) == 3
     assert ops_of(b.graph) == ["empty", "mul", "batch_norm", "add", "add"]
     assert c.source == "const" and c.producer is None
     np.testing.assert_array_equal(c.payload, np.full(3, 6.0, np.float32))
@@ -196,7 +196,7 @@ def test_constfold_folds_constant_chains_once(x):
 def test_constfold_leaves_large_results_to_each_run():
     b = Build()
     b.graph.outputs = [b.node("ones", (64, 64), np.float32)]
-    assert fold_constants(b.graph, lambda node: node.op.kernels["cpu"], max_bytes=1024) == 0
+    assert fold_constants(b.graph, lambda node: fw.ops.kernel(node.op, "cpu"), max_bytes=1024) == 0
     assert "1 left unfolded" in b.graph.log[-1]
 
 

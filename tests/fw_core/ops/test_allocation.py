@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 import fw_core as fw
+from fw_core.device import registry
 from fw_core.errors import FwError, OutOfMemoryError
 from fw_core.ops import allocation, creation
 from fw_core.ops.linalg import OUTER
@@ -17,7 +18,7 @@ def _kernel_must_not_run(**_):
 
 
 def test_a_request_over_the_machine_is_refused_before_the_kernel_runs(monkeypatch):
-    monkeypatch.setitem(creation.ZEROS.kernels, "cpu", _kernel_must_not_run)
+    monkeypatch.setitem(registry.kernels["cpu"], creation.ZEROS, _kernel_must_not_run)
     with pytest.raises(OutOfMemoryError) as info:
         fw.zeros(10 ** 6, 10 ** 6)
     err = info.value
@@ -31,7 +32,7 @@ def test_a_request_over_the_machine_is_refused_before_the_kernel_runs(monkeypatc
 
 def test_the_threshold_is_what_is_available_now(monkeypatch):
     monkeypatch.setattr(allocation, "host_memory", lambda: (8 * 2 ** 30, 100 * 2 ** 20))
-    monkeypatch.setitem(creation.ONES.kernels, "cpu", _kernel_must_not_run)
+    monkeypatch.setitem(registry.kernels["cpu"], creation.ONES, _kernel_must_not_run)
     with pytest.raises(OutOfMemoryError, match=r"asks for 128\.0 MiB .* 8\.0 GiB of RAM, "
                                                r"100\.0 MiB available"):
         fw.ones(32, 2 ** 20)  # 128 MiB of float32 > the 100 MiB available
@@ -50,7 +51,7 @@ def test_a_memory_error_from_numpy_becomes_an_fw_error(monkeypatch):
     def out_of_memory(**_):
         raise MemoryError("Unable to allocate 64.0 MiB")
 
-    monkeypatch.setitem(creation.ONES.kernels, "cpu", out_of_memory)
+    monkeypatch.setitem(registry.kernels["cpu"], creation.ONES, out_of_memory)
     with pytest.raises(OutOfMemoryError, match=r"^ones: asks for 64\.0 MiB \(67,108,864 "
                                                r"bytes\) for a float32 tensor of shape"):
         fw.ones(4096, 4096)
@@ -60,7 +61,7 @@ def test_a_kernel_out_of_memory_is_not_blamed_on_the_plugin(monkeypatch):
     def out_of_memory(a, b):
         raise MemoryError
 
-    monkeypatch.setitem(OUTER.kernels, "cpu", out_of_memory)
+    monkeypatch.setitem(registry.kernels["cpu"], OUTER, out_of_memory)
     with pytest.raises(OutOfMemoryError) as info:
         fw.outer(fw.ones(3), fw.ones(4))
     assert "float32 tensor of shape (3, 4)" in str(info.value)

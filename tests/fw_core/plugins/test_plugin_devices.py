@@ -42,7 +42,12 @@ def test_missing_toy_kernel_falls_back_to_cpu_and_warns_once(site):
         out["warnings"] = [str(w.message) for w in caught if w.category is fallback]
         out["values"], out["device"] = second.to("cpu").tolist(), str(first.device)
         out["why"] = [r for r in fw.plugins.dispatch_table() if r["device"] == "toy"]
+        from fw_core.device import registry
+        table = registry.kernels["toy"]
+        out["table"] = sorted(op.name for op in table)
+        out["frozen"] = table is x.device.kernels and fw.ops.get("exp") not in table
     """)
+    assert out["table"] == ["add", "mul"] and out["frozen"]  # the fallback lives elsewhere
     assert out["warnings"] == [
         "exp has no kernel on toy; running it on the CPU with transfers (reported once)"]
     assert out["device"] == "toy:0"
