@@ -1,0 +1,19 @@
+"""fw_onednn: oneDNN kernels for fw's ``cpu`` device (matmul, bmm, linear in float32).
+
+A device plugin's kernels need no import: installing the distribution registers them through
+the ``fw.plugins`` entry point. This package adds what a user may want to look at or tune:
+
+- :func:`cache_info` / :func:`cache_clear` / :func:`set_cache_capacity`: the primitive cache;
+- :func:`set_min_work`: the smallest product oneDNN takes (smaller ones run faster on fw_cpu);
+- :func:`version` / :func:`cpu_isa`: the oneDNN library loaded and the ISA it dispatches to;
+- :func:`get_num_threads` / :func:`set_num_threads`: oneDNN's OpenMP pool (``fw.set_num_threads``
+  sets it together with fw's other pools).
+"""
+
+from .cache import CacheInfo, cache_clear, cache_info, set_cache_capacity
+from .kernels import set_min_work
+from .runtime import cpu_isa, version
+from .threads import get_num_threads, set_num_threads
+
+__all__ = ["CacheInfo", "cache_clear", "cache_info", "cpu_isa", "get_num_threads",
+           "set_cache_capacity", "set_min_work", "set_num_threads", "version"]

@@ -1,0 +1,72 @@
+"""The per-call path into oneDNN: point a primitive's memory objects at this call's arrays and
+execute it, in one compiled call.
+
+A cached primitive keeps one oneDNN memory object per argument; a call only swaps their data
+pointers (``dnnl_memory_set_data_handle``) and runs ``dnnl_primitive_execute``. Measured for a
+4×4 float32 matmul on this project's 2-core machine (see benchmarks/kernels.py):
+
+- plain ctypes: ~5.2 µs per call, most of it reading ``a.ctypes.data`` (~1 µs per array) and
+  converting arguments for four foreign calls;
+- one Numba ``@njit`` function that calls the ctypes function pointers (chosen): ~0.8 µs, of
+  which ~0.4 µs is ``dnnl_primitive_execute`` itself (timed in a compiled loop): Numba reads the
+  data pointers while unboxing the arrays and calls the C functions directly;
+- a C extension or cffi's API mode would need a compiler at install (or per-platform wheels), and
+  cffi's ABI mode still pays per-argument conversion like ctypes.
+
+The compiled functions hold the GIL (Numba's default) while they run: a cached primitive's
+memory objects are shared by every thread, and the GIL is what keeps two threads from swapping
+the same objects' pointers at once. Numba is imported, and each function compiled, on the first
+kernel run (~0.4 s once per process, then ~60 ms for each new combination of array ranks and
+layouts), never at ``import fw_core``. Their code embeds the C functions' addresses, so it is not
+cached on disk.
+
+A primitive's ``handles`` array is ``[primitive, stream, nargs, args, memory_0, memory_1, ...]``:
+``args`` is the address of its ``dnnl_exec_arg_t`` array and ``memory_i`` the memory object that
+takes the i-th array argument.
+"""
+
+from __future__ import annotations
+
+from . import capi
+
+_set_data = capi.memory_set_data_handle
+_execute = capi.primitive_execute
+_compiled: dict[int, object] = {}
+
+
+def _run3(handles, a0, a1, a2):
+    status = _set_data(handles[4], a0.ctypes.data)
+    if status == 0:
+        status = _set_data(handles[5], a1.ctypes.data)
+    if status == 0:
+        status = _set_data(handles[6], a2.ctypes.data)
+    if status == 0:
+        status = _execute(handles[0], handles[1], handles[2], handles[3])
+    return status
+
+
+def _run4(handles, a0, a1, a2, a3):
+    status = _set_data(handles[4], a0.ctypes.data)
+    if status == 0:
+        status = _set_data(handles[5], a1.ctypes.data)
+    if status == 0:
+        status = _set_data(handles[6], a2.ctypes.data)
+    if status == 0:
+        status = _set_data(handles[7], a3.ctypes.data)
+    if status == 0:
+        status = _execute(handles[0], handles[1], handles[2], handles[3])
+    return status
+
+
+_PYTHON = {3: _run3, 4: _run4}
+
+
+def runner(count: int):
+    """``run(handles, *arrays) -> dnnl status``, compiled, for primitives with ``count`` array
+    arguments (3: src, weights, dst; 4: with a bias)."""
+    run = _compiled.get(count)
+    if run is None:
+        import numba
+
+        run = _compiled[count] = numba.njit(_PYTHON[count])
+    return run

@@ -1,0 +1,162 @@
+"""A oneDNN primitive ready to run on new arrays, or the reason oneDNN will not serve a layout.
+
+:func:`matmul` asks oneDNN for a matmul primitive over given memory layouts. oneDNN answers with
+the implementation it picked; when that is its reference code (``ref:any``: plain loops, 10–100×
+slower than a JIT kernel, chosen for zero-size dimensions, zero strides or rows and columns that
+both have a stride) or no implementation at all, the answer is a :class:`Refusal` and fw_cpu
+serves the call instead. The caller caches either answer, so each layout is asked about once.
+
+A :class:`Primitive` owns its native objects and destroys them when the last reference goes
+(a cache eviction while another thread still runs it is therefore safe).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import capi, execute
+from .runtime import ENGINE, STREAM
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A tensor as oneDNN sees it: dimensions and strides in elements (float32)."""
+
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+class Refusal:
+    """oneDNN has no fast implementation for these layouts; ``reason`` says what it answered."""
+
+    serves = False
+    __slots__ = ("reason", "used")
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.reason!r})"
+
+
+class Primitive:
+    """A compiled oneDNN primitive with one memory object per array argument.
+
+    Attributes:
+        impl: the implementation oneDNN chose ("brg:avx512_core", "gemm:jit:f32").
+        out_shape: the shape of the array the kernel allocates for the result.
+        run: ``run(handles, *arrays) -> status``: the compiled execute path, arrays in the
+            order the primitive was built with (:mod:`fw_onednn.execute`).
+        handles: the addresses ``run`` needs.
+        launch: ``(run, handles, out_shape)``, what a kernel reads per call, in one tuple.
+        used: when the primitive cache last handed it out.
+    """
+
+    serves = True
+    __slots__ = ("impl", "out_shape", "run", "handles", "launch", "used", "_args",
+                 "__weakref__")
+
+    def __init__(self, impl: str, out_shape: tuple[int, ...], primitive: int,
+                 memories: list[int], arg_ids: list[int]):
+        self.impl = impl
+        self.out_shape = out_shape
+        args = np.zeros((len(memories), 2), np.uint64)  # dnnl_exec_arg_t: {int arg; void *mem}
+        args[:, 0] = arg_ids
+        args[:, 1] = memories
+        self._args = args
+        self.handles = np.array([primitive, STREAM, len(memories), args.ctypes.data, *memories],
+                                np.uint64)
+        self.run = execute.runner(len(memories))
+        self.launch = (self.run, self.handles, out_shape)
+        weakref.finalize(self, _destroy, primitive, memories)
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.impl}, out_shape={self.out_shape})"
+
+
+def _destroy(primitive: int, memories: list[int]) -> None:
+    for memory in memories:
+        capi.memory_destroy(memory)
+    capi.primitive_destroy(primitive)
+
+
+def _descriptor(layout: Layout) -> tuple[capi.handle, int]:
+    """A ``dnnl_memory_desc_t`` for ``layout`` (float32) and the status of creating it."""
+    md = capi.handle()
+    status = capi.memory_desc_create_with_strides(
+        ctypes.byref(md), len(layout.dims), capi.Dims(*layout.dims), capi.F32,
+        capi.Dims(*layout.strides))
+    return md, status
+
+
+def matmul(op: str, src: Layout, weights: Layout, bias: Layout | None, dst: Layout,
+           out_shape: tuple[int, ...]) -> Primitive | Refusal:
+    """A matmul primitive computing ``dst = src @ weights (+ bias)``, or a Refusal.
+
+    Its array arguments are src, weights, (bias,) dst, in that order.
+
+    Raises:
+        OutOfMemoryError: oneDNN could not allocate while creating the primitive.
+    """
+    arguments = [(capi.ARG_SRC, src), (capi.ARG_WEIGHTS, weights), (capi.ARG_BIAS, bias),
+                 (capi.ARG_DST, dst)]
+    arguments = [(arg_id, layout) for arg_id, layout in arguments if layout is not None]
+    descriptors = []
+    try:
+        for _, layout in arguments:
+            md, status = _descriptor(layout)
+            if status != capi.SUCCESS:
+                return Refusal(f"oneDNN cannot describe dims {layout.dims} with strides "
+                               f"{layout.strides} ({capi.status_name(status)})")
+            descriptors.append(md)
+        by_arg = dict(zip((arg_id for arg_id, _ in arguments), descriptors))
+        pd = capi.handle()
+        status = capi.matmul_primitive_desc_create(
+            ctypes.byref(pd), ENGINE, by_arg[capi.ARG_SRC], by_arg[capi.ARG_WEIGHTS],
+            by_arg.get(capi.ARG_BIAS), by_arg[capi.ARG_DST], None)
+        if status == capi.OUT_OF_MEMORY:
+            capi.check(status, op, "dnnl_matmul_primitive_desc_create")
+        if status != capi.SUCCESS:
+            return Refusal("oneDNN has no matmul for these shapes and strides "
+                           f"({capi.status_name(status)})")
+        try:
+            impl = _implementation(pd)
+            if impl.startswith("ref"):
+                return Refusal(f"oneDNN has only its reference code ({impl}) for these shapes "
+                               "and strides")
+            return _instantiate(op, pd, impl, out_shape, descriptors,
+                                [arg_id for arg_id, _ in arguments])
+        finally:
+            capi.primitive_desc_destroy(pd)
+    finally:
+        for md in descriptors:
+            capi.memory_desc_destroy(md)
+
+
+def _instantiate(op: str, pd, impl: str, out_shape, descriptors, arg_ids) -> Primitive:
+    """The primitive of ``pd`` and a memory object (without data) per descriptor."""
+    memories: list[int] = []
+    try:
+        for md in descriptors:
+            memory = capi.handle()
+            capi.check(capi.memory_create(ctypes.byref(memory), md, ENGINE, None), op,
+                       "dnnl_memory_create")
+            memories.append(memory.value)
+        primitive = capi.handle()
+        capi.check(capi.primitive_create(ctypes.byref(primitive), pd), op,
+                   "dnnl_primitive_create")
+    except BaseException:
+        for memory in memories:
+            capi.memory_destroy(memory)
+        raise
+    return Primitive(impl, out_shape, primitive.value, memories, arg_ids)
+
+
+def _implementation(pd) -> str:
+    name = ctypes.c_char_p()
+    capi.primitive_desc_query(pd, capi.QUERY_IMPL_INFO_STR, 0, ctypes.byref(name))
+    return (name.value or b"?").decode()

@@ -1,0 +1,42 @@
+"""oneDNN's thread pool: the GNU OpenMP runtime (libgomp) that ``libdnnl.so`` was linked with.
+
+The functions are looked up through oneDNN's own library handle, so they reach the libgomp that
+oneDNN loaded, even when another copy is in the process (a wheel that bundles its own).
+
+OpenMP keeps the thread count per calling thread: :func:`set_num_threads` sets it for primitives
+run from the thread that calls it (and for threads it starts afterwards); other threads keep
+``OMP_NUM_THREADS`` or the CPU count. libgomp's idle threads spin for a while before they sleep
+(``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``), which is why fw_onednn registers this pool as
+spinning: fw then holds OpenBLAS to one thread while fw_onednn is loaded (``fw.threads.pools()``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from fw_core.errors import ArgumentError
+
+from .capi import lib
+
+_set = lib.omp_set_num_threads
+_set.argtypes, _set.restype = [ctypes.c_int], None
+_get = lib.omp_get_max_threads
+_get.argtypes, _get.restype = [], ctypes.c_int
+
+
+def get_num_threads() -> int:
+    """The threads oneDNN's next primitive run from this thread will use."""
+    return _get()
+
+
+def set_num_threads(n: int) -> None:
+    """Run oneDNN's primitives on ``n`` OpenMP threads from now on (from this thread).
+
+    Raises:
+        ArgumentError: ``n`` is not a positive integer.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ArgumentError(f"set_num_threads needs a positive integer, got {n!r}",
+                            op="fw_onednn.set_num_threads", inputs=f"n={n!r}",
+                            hint="e.g. fw_onednn.set_num_threads(2)")
+    _set(n)

@@ -1,0 +1,51 @@
+"""Loading libdnnl.so from the wheel, and oneDNN statuses as fw errors."""
+
+import ctypes
+import importlib.metadata
+import pathlib
+
+import pytest
+
+import fw_core as fw
+from fw_onednn import capi, library
+
+
+def test_the_library_is_the_wheels():
+    path = library.find()
+    assert path.name.startswith("libdnnl.so.3") and path.is_file()
+    assert path == pathlib.Path(capi.lib._name).resolve()
+
+
+def test_a_missing_wheel_says_what_to_install(monkeypatch):
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
+    with pytest.raises(fw.errors.PluginError, match="onednn-cpu-gomp is missing") as caught:
+        library.find()
+    assert "pip install onednn-cpu-gomp==2023.2.0" in str(caught.value)
+
+
+def test_a_missing_openmp_runtime_says_what_to_install(monkeypatch):
+    def no_gomp(path):
+        raise OSError("libgomp.so.1: cannot open shared object file: No such file or directory")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_gomp)
+    with pytest.raises(fw.errors.PluginError, match="libgomp") as caught:
+        library.load()
+    assert "apt-get install libgomp1" in str(caught.value)
+
+
+@pytest.mark.parametrize("status, error", [
+    (1, fw.errors.OutOfMemoryError), (3, fw.errors.UnsupportedError),
+    (2, fw.errors.KernelError), (5, fw.errors.KernelError)])
+def test_a_failed_call_is_an_fw_error_naming_op_call_and_status(status, error):
+    with pytest.raises(error) as caught:
+        capi.check(status, "matmul", "dnnl_primitive_execute")
+    text = str(caught.value)
+    assert text.startswith("matmul: oneDNN's dnnl_primitive_execute failed")
+    assert f"{capi.status_name(status)} (dnnl status {status})" in text
+
+
+def test_success_raises_nothing():
+    capi.check(0, "matmul", "dnnl_primitive_execute")

@@ -1,0 +1,58 @@
+"""The plugin's rows and records: kernels above fw_cpu's, the library and ISA in `fw plugins`,
+oneDNN's thread pool holding OpenBLAS to one thread, and nothing compiled at import."""
+
+import subprocess
+import sys
+
+import pytest
+
+import fw_core as fw
+import fw_onednn
+from fw_onednn import plugin, runtime, threads
+
+
+def test_the_kernels_are_guarded_and_above_fw_cpus():
+    specs = plugin.fw_register_kernels()
+    assert {s.op for s in specs} == {"matmul", "bmm", "linear"}
+    assert all(s.device == "cpu" and s.priority == 10 and s.guard is not None and s.takes
+               for s in specs)
+
+
+def test_fw_plugins_names_the_version_and_the_isa():
+    info = fw.plugins.require("fw_onednn")
+    (note,) = [n for n in info.notes if n.startswith("oneDNN")]
+    assert note.startswith(f"oneDNN {fw_onednn.version()} (")
+    assert f"dispatching to {fw_onednn.cpu_isa()}" in note and "OpenMP threads" in note
+    assert fw_onednn.version().startswith("3.2.")
+    assert fw_onednn.cpu_isa() in runtime.capi.CPU_ISA_NAMES.values()
+
+
+def test_set_num_threads_sets_onednns_openmp_pool():
+    before = fw_onednn.get_num_threads()
+    try:
+        fw_onednn.set_num_threads(1)
+        assert fw_onednn.get_num_threads() == 1
+    finally:
+        threads.set_num_threads(before)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_set_num_threads_refuses_what_is_no_positive_integer(bad):
+    with pytest.raises(fw.errors.ArgumentError, match="positive integer"):
+        fw_onednn.set_num_threads(bad)
+
+
+def test_the_pool_keeps_the_cores_and_openblas_runs_on_one_thread():
+    pools = {p["name"]: p for p in fw.threads.pools()}
+    assert pools["onednn-openmp"]["spins"] and pools["onednn-openmp"]["held"] is None
+    assert pools["openblas"]["threads"] == 1
+    assert "onednn-openmp" in pools["openblas"]["held"]
+
+
+def test_importing_fw_with_the_plugin_loads_no_numba():
+    """Numba (~0.4 s) is imported when the first primitive is built, not at import fw_core."""
+    code = ("import sys, fw_core, fw_onednn.plugin\n"
+            "assert fw_onednn.plugin.kernels.F32 is not None\n"
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
