@@ -114,18 +114,29 @@ def call_costs(fw, torch, cpu, rounds: int) -> None:
         print(f"{name:58} {seconds * 1e6:7.2f}{above}")
 
 
-#: name -> (op, operand shapes); "linear" operands are (x, weight, bias), "matmul" (a, b) where a
-#: trailing "T" transposes the last two dimensions of a contiguous operand (a view)
+#: name -> (op, einsum equation or None, operand shapes): "linear" operands are (x, weight, bias),
+#: "matmul" and "einsum" (a, b); a trailing "T" transposes the last two dimensions of a
+#: contiguous operand (a view). The einsums are the backward products autograd runs.
 SHAPES = {
-    "mlp fc1 linear 128x784 -> 512": ("linear", (128, 784), (512, 784), (512,)),
-    "mlp fc1 grad_x matmul 128x512 @ 512x784": ("matmul", (128, 512), (512, 784)),
-    "transformer ffn linear 1024x128 -> 512": ("linear", (1024, 128), (512, 128), (512,)),
-    "transformer ffn linear 1024x512 -> 128": ("linear", (1024, 512), (128, 512), (128,)),
-    "transformer qkv linear (16,64,128) -> 384": ("linear", (16, 64, 128), (384, 128), (384,)),
-    "attention scores (16,4,64,32) @ k.T": ("matmul", (16, 4, 64, 32), (16, 4, 64, 32, "T")),
-    "attention values (16,4,64,64) @ (16,4,64,32)": ("matmul", (16, 4, 64, 64), (16, 4, 64, 32)),
-    "lstm_cell gates linear 32x128 -> 512": ("linear", (32, 128), (512, 128), (512,)),
-    "cnn fc linear 64x1568 -> 128": ("linear", (64, 1568), (128, 1568), (128,)),
+    "mlp fc1 linear 128x784 -> 512": ("linear", None, (128, 784), (512, 784), (512,)),
+    "mlp fc1 grad_x matmul 128x512 @ 512x784": ("matmul", None, (128, 512), (512, 784)),
+    "mlp fc1 grad_w einsum ao,ai->oi": ("einsum", "ao,ai->oi", (128, 512), (128, 784)),
+    "transformer ffn linear 1024x128 -> 512": ("linear", None, (1024, 128), (512, 128), (512,)),
+    "transformer ffn linear 1024x512 -> 128": ("linear", None, (1024, 512), (128, 512), (128,)),
+    "transformer qkv linear (16,64,128) -> 384":
+        ("linear", None, (16, 64, 128), (384, 128), (384,)),
+    "transformer ffn grad_w einsum abo,abi->oi":
+        ("einsum", "abo,abi->oi", (16, 64, 512), (16, 64, 128)),
+    "attention scores (16,4,64,32) @ k.T":
+        ("matmul", None, (16, 4, 64, 32), (16, 4, 64, 32, "T")),
+    "attention values (16,4,64,64) @ (16,4,64,32)":
+        ("matmul", None, (16, 4, 64, 64), (16, 4, 64, 32)),
+    "attention grad_q einsum abnm,abkm->abnk":
+        ("einsum", "abnm,abkm->abnk", (16, 4, 64, 64), (16, 4, 64, 32, "T")),
+    "attention grad_k einsum abnk,abnm->abkm":
+        ("einsum", "abnk,abnm->abkm", (16, 4, 64, 32), (16, 4, 64, 64)),
+    "lstm_cell gates linear 32x128 -> 512": ("linear", None, (32, 128), (512, 128), (512,)),
+    "cnn fc linear 64x1568 -> 128": ("linear", None, (64, 1568), (128, 1568), (128,)),
 }
 
 
@@ -135,7 +146,11 @@ def _operand(rng, shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def _flops(op, arrays) -> float:
+def _flops(op, equation, arrays) -> float:
+    if op == "einsum":
+        ta, tb = equation.split("->")[0].split(",")
+        sizes = dict(zip(ta, arrays[0].shape)) | dict(zip(tb, arrays[1].shape))
+        return 2.0 * np.prod(list(sizes.values()))
     if op == "linear":
         x, w = arrays[:2]
         return 2.0 * np.prod(x.shape[:-1]) * w.shape[0] * w.shape[1]
@@ -144,28 +159,39 @@ def _flops(op, arrays) -> float:
         a.shape[-1] * b.shape[-1]
 
 
-def throughput(fw, torch, cpu, rounds: int, threads: int) -> None:
-    from threadpoolctl import threadpool_limits
-
+def _implementations(fw, torch, cpu, op, equation):
+    """(fw's cpu kernel, torch, fw_cpu's kernel, fw_onednn's guard) as functions of arrays."""
     from fw_onednn import kernels
 
+    chain = fw.ops.registry.kernel(op, "cpu")
+    if op == "einsum":
+        return (lambda *a: chain(*a, equation=equation),
+                lambda *t: torch.einsum(equation, *t),
+                lambda *a: cpu["einsum"](*a, equation=equation),
+                lambda *a: kernels.takes_einsum(*a, equation=equation))
+    theirs = torch.nn.functional.linear if op == "linear" else torch.matmul
+    return chain, theirs, cpu[op], getattr(kernels, f"takes_{op}")
+
+
+def throughput(fw, torch, cpu, rounds: int, threads: int) -> None:
+    """Section 2: GFLOP/s at the workloads' shapes."""
+    from threadpoolctl import threadpool_limits
+
     rng = np.random.default_rng(0)
-    torch_fns = {"linear": torch.nn.functional.linear, "matmul": torch.matmul}
     print(f"\n## GFLOP/s (float32, {threads} threads; fw_cpu runs with OpenBLAS held to one thread "
           "while fw_onednn is loaded)")
     print(f"{'shape':46} {'fw_onednn':>9} {'torch':>7} {'fw_cpu':>7} {'numpy*':>7} "
           f"{'onednn/np*':>10} {'onednn/torch':>12}")
-    guards = {"linear": kernels.takes_linear, "matmul": kernels.takes_matmul}
-    for name, (op, *shapes) in SHAPES.items():
+    for name, (op, equation, *shapes) in SHAPES.items():
         arrays = [_operand(rng, s) for s in shapes]
         tensors = [torch.from_numpy(a) for a in arrays]  # the same memory and strides
-        chain = fw.ops.registry.kernel(op, "cpu")
-        served = guards[op](*arrays)
-        medians = in_turns({"onednn": (chain, arrays), "torch": (torch_fns[op], tensors),
-                            "fw_cpu": (cpu[op], arrays)}, rounds)
+        ours, theirs, fw_cpu, takes = _implementations(fw, torch, cpu, op, equation)
+        served = takes(*arrays)
+        medians = in_turns({"onednn": (ours, arrays), "torch": (theirs, tensors),
+                            "fw_cpu": (fw_cpu, arrays)}, rounds)
         with threadpool_limits(limits=threads, user_api="blas"):
-            medians["numpy"] = in_turns({"numpy": (cpu[op], arrays)}, rounds)["numpy"]
-        flops = _flops(op, arrays)
+            medians["numpy"] = in_turns({"numpy": (fw_cpu, arrays)}, rounds)["numpy"]
+        flops = _flops(op, equation, arrays)
         rate = {k: flops / v / 1e9 for k, v in medians.items()}
         mark = "" if served else " (refused)"
         print(f"{name + mark:46} {rate['onednn']:9.1f} {rate['torch']:7.1f} {rate['fw_cpu']:7.1f} "

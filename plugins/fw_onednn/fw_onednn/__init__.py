@@ -10,6 +10,10 @@ the ``fw.plugins`` entry point. This package adds what a user may want to look a
   sets it together with fw's other pools).
 """
 
+# fw_core first: importing it loads the plugin (fw_onednn.plugin), which imports this package's
+# modules; were one of them half-imported here, the plugin would fail with a circular import
+import fw_core  # noqa: F401, I001
+
 from .cache import CacheInfo, cache_clear, cache_info, set_cache_capacity
 from .kernels import set_min_work
 from .runtime import cpu_isa, version

@@ -1,4 +1,5 @@
-"""fw_onednn's kernels for ``cpu``: matmul, bmm and linear on float32, through cached primitives.
+"""fw_onednn's kernels for ``cpu``: matmul, bmm, linear and two-operand einsum on float32, through
+cached primitives.
 
 Each op has a guard and a kernel (``fw_core.kernel_chain``): the guard takes a call when every
 operand is float32, the product is large enough for oneDNN to beat NumPy (see
@@ -24,18 +25,21 @@ import numpy as np
 
 from fw_core.errors import ArgumentError
 
-from . import capi, layouts, primitive
+from . import capi, equations, layouts, primitive
 from .cache import PRIMITIVES
 
 F32 = np.dtype(np.float32)
 
 #: primitive kinds: the op, the dtype and what is baked into the primitive (a cache key's head)
-MATMUL, LINEAR, LINEAR_BIAS = "matmul:f32", "linear:f32", "linear+bias:f32"
+MATMUL, LINEAR, LINEAR_BIAS, EINSUM = "matmul:f32", "linear:f32", "linear+bias:f32", "einsum:f32"
 
 TAKES = ("float32 matrix products of at least fw_onednn's min work (2**20 multiply-adds by "
          "default; not matrix-vector) whose shapes and strides oneDNN has a JIT kernel for "
          "(either matrix dimension contiguous, so every transpose; batches broadcast); not "
          "other dtypes, small, zero-size or doubly strided operands")
+TAKES_EINSUM = ("two float32 operands whose equation is one matrix product of views (batch "
+                "subscripts first in the output, then rows and columns; no subscript summed "
+                "within one operand), taken as matmul is")
 
 # .entry: the primitive the guard just found, for its kernel. It is not cleared after the call
 # (~40 ns saved): an evicted primitive lives on until this thread's next guarded call.
@@ -104,6 +108,17 @@ def _build_linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strid
     return primitive.matmul("linear", src, weights, bias, dst, out_shape)
 
 
+def _build_einsum(equation, a_shape, a_strides, b_shape, b_strides):
+    plan = equations.einsum(equation, a_shape, a_strides, b_shape, b_strides)
+    if isinstance(plan, str):
+        return primitive.Refusal(plan)
+    src, weights, dst, out_shape, swapped = plan
+    small = _too_small(src, dst)
+    if small:
+        return primitive.Refusal(small)
+    return primitive.matmul("einsum", src, weights, None, dst, out_shape, weights_first=swapped)
+
+
 # -- guards: each leaves the entry it found in _found.entry for the kernel the chain runs next --
 def takes_matmul(a, b) -> bool:
     """Whether fw_onednn's matmul takes ``matmul(a, b)``."""
@@ -144,6 +159,21 @@ def takes_linear(x, weight, bias=None) -> bool:
     return entry.serves
 
 
+def takes_einsum(*operands, equation: str) -> bool:
+    """Whether fw_onednn's einsum takes ``einsum(*operands, equation=...)``: two float32
+    operands whose equation is one matrix product of views (:mod:`fw_onednn.equations`)."""
+    if len(operands) != 2:
+        return False
+    a, b = operands
+    if a.dtype is not F32 or b.dtype is not F32 or a.size * b.size < _min_work:
+        return False
+    key = (EINSUM, equation, a.shape, a.strides, b.shape, b.strides)
+    entry = _lookup(key) or _add(key, _build_einsum, equation, a.shape, a.strides, b.shape,
+                                 b.strides)
+    _found.entry = entry
+    return entry.serves
+
+
 # -- kernels: run only right after their guard took the call, in the same thread --------------
 def run_matmul(a, b):
     """``a @ b`` with fw's rules (1-d operands, broadcast batches), on the primitive
@@ -170,9 +200,22 @@ def run_linear(x, weight, bias=None):
     return out
 
 
-#: (op, guard, kernel) for every op fw_onednn serves; bmm is matmul on 3-d operands
+def run_einsum(a, b, equation: str):
+    """A two-operand einsum as the matmul primitive :func:`takes_einsum` just found (built
+    with the operands in the order they come)."""
+    run, handles, shape = _found.entry.launch
+    out = _empty(shape, F32)
+    status = run(handles, a, b, out)
+    if status:
+        capi.check(status, "einsum", "dnnl_primitive_execute")
+    return out
+
+
+#: (op, guard, kernel, what the guard takes) for every op fw_onednn serves; bmm is matmul on
+#: 3-d operands
 KERNELS = (
-    ("matmul", takes_matmul, run_matmul),
-    ("bmm", takes_bmm, run_matmul),
-    ("linear", takes_linear, run_linear),
+    ("matmul", takes_matmul, run_matmul, TAKES),
+    ("bmm", takes_bmm, run_matmul, TAKES),
+    ("linear", takes_linear, run_linear, TAKES),
+    ("einsum", takes_einsum, run_einsum, TAKES_EINSUM),
 )

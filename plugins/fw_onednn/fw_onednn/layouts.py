@@ -28,7 +28,8 @@ from .primitive import Layout
 ITEMSIZE = 4  # float32, the only dtype the guards accept
 
 
-def _elements(strides: tuple[int, ...]) -> tuple[int, ...] | None:
+def elements(strides: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Byte strides in float32 elements, or None when one is not a whole element."""
     if any(s % ITEMSIZE for s in strides):
         return None
     return tuple(s // ITEMSIZE for s in strides)
@@ -37,14 +38,14 @@ def _elements(strides: tuple[int, ...]) -> tuple[int, ...] | None:
 def _as_matrix(shape, strides, vector_is_row: bool):
     """Dims and element strides with at least 2 dimensions (a 1-d operand as a row or a column
     vector), or None for strides that are not whole elements."""
-    elements = _elements(strides)
-    if elements is None:
+    counted = elements(strides)
+    if counted is None:
         return None
     if len(shape) == 1:
         if vector_is_row:
-            return [1, shape[0]], [1, elements[0]]
-        return [shape[0], 1], [elements[0], 1]
-    return list(shape), list(elements)
+            return [1, shape[0]], [1, counted[0]]
+        return [shape[0], 1], [counted[0], 1]
+    return list(shape), list(counted)
 
 
 def _canonical(dims: list[int], strides: list[int]) -> None:
@@ -59,19 +60,28 @@ def _canonical(dims: list[int], strides: list[int]) -> None:
             strides[i] = extent
 
 
-def _fold_rows(dims: list[int], strides: list[int]):
-    """``dims[:-1]`` merged into one row dimension as ([rows, K], [row stride, K stride]), or
-    None when their strides do not form one arithmetic sequence."""
-    kept = [(d, s) for d, s in zip(dims[:-1], strides[:-1]) if d != 1]
+def merge(dims, strides) -> tuple[int, int] | None:
+    """Dimensions merged into one, ``(size, stride)``, or None when their strides do not form
+    one arithmetic sequence (the view is then not one strided dimension); ``(1, 1)`` for none."""
+    kept = [(d, s) for d, s in zip(dims, strides) if d != 1]
     for (_, s0), (d1, s1) in zip(kept, kept[1:]):
         if s0 != d1 * s1:
             return None
-    rows = math.prod(dims[:-1])
-    step = kept[-1][1] if kept else 1
-    return [rows, dims[-1]], [1 if rows == 1 else step, strides[-1]]
+    size = math.prod(dims)
+    return size, (kept[-1][1] if kept and size != 1 else 1)
 
 
-def _contiguous(dims: tuple[int, ...]) -> tuple[int, ...]:
+def _fold_rows(dims: list[int], strides: list[int]):
+    """``dims[:-1]`` merged into one row dimension as ([rows, K], [row stride, K stride]), or
+    None when they do not merge."""
+    rows = merge(dims[:-1], strides[:-1])
+    if rows is None:
+        return None
+    return [rows[0], dims[-1]], [rows[1], strides[-1]]
+
+
+def contiguous(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major element strides of ``dims``."""
     strides, step = [], 1
     for d in reversed(dims):
         strides.append(step)
@@ -79,7 +89,7 @@ def _contiguous(dims: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _product(a_dims, a_strides, b_dims, b_strides):
+def product(a_dims, a_strides, b_dims, b_strides):
     """``(src, weights, dst, batch)`` for ``a @ b`` (each at least 2-d; ``batch`` the broadcast
     batch dimensions of the result), or why not."""
     if a_dims[-1] != b_dims[-2]:
@@ -110,7 +120,7 @@ def _product(a_dims, a_strides, b_dims, b_strides):
     _canonical(b_dims, b_strides)
     dst = (*dst_batch, a_dims[-2], b_dims[-1])
     return (Layout(tuple(a_dims), tuple(a_strides)), Layout(tuple(b_dims), tuple(b_strides)),
-            Layout(dst, _contiguous(dst)), tuple(batch))
+            Layout(dst, contiguous(dst)), tuple(batch))
 
 
 def matmul(a_shape, a_strides, b_shape, b_strides):
@@ -121,7 +131,7 @@ def matmul(a_shape, a_strides, b_shape, b_strides):
     b = _as_matrix(b_shape, b_strides, vector_is_row=False)
     if a is None or b is None:
         return "a stride is not a whole number of elements"
-    layouts = _product(*a, *b)
+    layouts = product(*a, *b)
     if isinstance(layouts, str):
         return layouts
     src, weights, dst, batch = layouts
@@ -139,10 +149,10 @@ def linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides):
     if bias_shape is not None and tuple(bias_shape) != (w_shape[0],):
         return f"the bias is {tuple(bias_shape)}, not ({w_shape[0]},)"
     x = _as_matrix(x_shape, x_strides, vector_is_row=True)
-    w = _elements(w_strides)
+    w = elements(w_strides)
     if x is None or w is None:
         return "a stride is not a whole number of elements"
-    layouts = _product(*x, [w_shape[1], w_shape[0]], [w[1], w[0]])
+    layouts = product(*x, [w_shape[1], w_shape[0]], [w[1], w[0]])
     if isinstance(layouts, str):
         return layouts
     src, weights, dst, _ = layouts
@@ -152,5 +162,5 @@ def linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides):
             # oneDNN 3.2's matmul reads the bias as contiguous whatever its descriptor says
             return "the bias is strided; oneDNN's matmul reads it as contiguous"
         dims = (1,) * (len(dst.dims) - 1) + (w_shape[0],)
-        bias = Layout(dims, _contiguous(dims))
+        bias = Layout(dims, contiguous(dims))
     return src, weights, bias, dst, (*x_shape[:-1], w_shape[0])

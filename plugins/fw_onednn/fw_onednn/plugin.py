@@ -21,8 +21,8 @@ PRIORITY = 10
 
 @hookimpl
 def fw_register_kernels():
-    return [KernelSpec(op=op, device="cpu", fn=fn, priority=PRIORITY, guard=guard,
-                       takes=kernels.TAKES) for op, guard, fn in kernels.KERNELS]
+    return [KernelSpec(op=op, device="cpu", fn=fn, priority=PRIORITY, guard=guard, takes=takes)
+            for op, guard, fn, takes in kernels.KERNELS]
 
 
 @hookimpl

@@ -94,15 +94,17 @@ def _descriptor(layout: Layout) -> tuple[capi.handle, int]:
 
 
 def matmul(op: str, src: Layout, weights: Layout, bias: Layout | None, dst: Layout,
-           out_shape: tuple[int, ...]) -> Primitive | Refusal:
+           out_shape: tuple[int, ...], weights_first: bool = False) -> Primitive | Refusal:
     """A matmul primitive computing ``dst = src @ weights (+ bias)``, or a Refusal.
 
-    Its array arguments are src, weights, (bias,) dst, in that order.
+    Its array arguments are src, weights, (bias,) dst, in that order, or weights first when
+    ``weights_first`` (an einsum whose second operand is the src).
 
     Raises:
         OutOfMemoryError: oneDNN could not allocate while creating the primitive.
     """
-    arguments = [(capi.ARG_SRC, src), (capi.ARG_WEIGHTS, weights), (capi.ARG_BIAS, bias),
+    inputs = [(capi.ARG_SRC, src), (capi.ARG_WEIGHTS, weights)]
+    arguments = [*(inputs[::-1] if weights_first else inputs), (capi.ARG_BIAS, bias),
                  (capi.ARG_DST, dst)]
     arguments = [(arg_id, layout) for arg_id, layout in arguments if layout is not None]
     descriptors = []

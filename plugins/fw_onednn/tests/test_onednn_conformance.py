@@ -10,7 +10,7 @@ import fw_onednn
 from fw_core.testing import conformance as cf
 from fw_core.testing.cases import linalg
 
-SERVED = {"matmul", "bmm", "linear"}
+SERVED = {"matmul", "bmm", "linear", "einsum"}
 CASES = [c for c in linalg.CASES if c.op in SERVED]
 torch = pytest.importorskip("torch")
 

@@ -61,7 +61,7 @@ def test_a_stride_that_is_no_whole_element_is_refused_an_unaligned_start_is_not(
 
 def test_the_dispatch_table_names_fw_onednn_and_what_its_guard_takes():
     rows = {r["op"]: r for r in fw.plugins.dispatch_table() if r["device"] == "cpu"}
-    for op in ("matmul", "bmm", "linear"):
+    for op, _, _, takes in kernels.KERNELS:
         assert rows[op]["plugin"] == "fw_onednn"
-        assert f"fw_onednn when it takes the call ({kernels.TAKES}), else fw_cpu" in rows[op]["why"]
-    assert rows["einsum"]["plugin"] == "fw_cpu"
+        assert f"fw_onednn when it takes the call ({takes}), else fw_cpu" in rows[op]["why"]
+    assert rows["outer"]["plugin"] == "fw_cpu"

@@ -13,7 +13,7 @@ from fw_onednn import plugin, runtime, threads
 
 def test_the_kernels_are_guarded_and_above_fw_cpus():
     specs = plugin.fw_register_kernels()
-    assert {s.op for s in specs} == {"matmul", "bmm", "linear"}
+    assert {s.op for s in specs} == {"matmul", "bmm", "linear", "einsum"}
     assert all(s.device == "cpu" and s.priority == 10 and s.guard is not None and s.takes
                for s in specs)
 
@@ -47,6 +47,13 @@ def test_the_pool_keeps_the_cores_and_openblas_runs_on_one_thread():
     assert pools["onednn-openmp"]["spins"] and pools["onednn-openmp"]["held"] is None
     assert pools["openblas"]["threads"] == 1
     assert "onednn-openmp" in pools["openblas"]["held"]
+
+
+def test_importing_fw_onednn_before_fw_core_loads_the_plugin():
+    code = ("import fw_onednn, fw_core\n"
+            "print([i.state for i in fw_core.plugins.info() if i.name == 'fw_onednn'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['loaded']"
 
 
 def test_importing_fw_with_the_plugin_loads_no_numba():
