@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from fw_core.errors import ArgumentError
+from .arguments import whole_number
 
 DEFAULT_CAPACITY = 1024
 
@@ -131,8 +131,5 @@ def set_cache_capacity(capacity: int) -> None:
     Raises:
         ArgumentError: ``capacity`` is not a positive integer.
     """
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-        raise ArgumentError(f"the cache capacity must be a positive integer, got {capacity!r}",
-                            op="fw_onednn.set_cache_capacity", inputs=f"capacity={capacity!r}",
-                            hint="e.g. fw_onednn.set_cache_capacity(4096)")
-    PRIMITIVES.resize(capacity)
+    PRIMITIVES.resize(whole_number(capacity, least=1, setter="fw_onednn.set_cache_capacity",
+                                   name="capacity", example="fw_onednn.set_cache_capacity(4096)"))

@@ -7,8 +7,8 @@ execute path calls per kernel run (:mod:`fw_onednn.execute`) take their handles 
 instead, so Numba passes plain addresses: on x86-64 Linux (LP64) that is the same calling
 convention as a pointer.
 
-:func:`check` turns a status other than ``dnnl_success`` into an fw error naming the op, the
-call and the status.
+:func:`check` turns a status other than ``dnnl_success`` into an fw error naming the call and the
+status (and the op: fw's dispatch adds the one that was running).
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def status_name(status: int) -> str:
     return STATUS_NAMES.get(status, f"status {status}")
 
 
-def check(status: int, op: str, call: str) -> None:
-    """Raise the fw error for a failed oneDNN call (nothing for ``dnnl_success``).
+def check(status: int, op: str | None, call: str) -> None:
+    """Raise the fw error for a failed oneDNN call (nothing for ``dnnl_success``). Kernels pass
+    no ``op``: fw's dispatch fills in the op that was running, its module and inputs.
 
     Raises:
         OutOfMemoryError: oneDNN could not allocate.

@@ -23,6 +23,7 @@ from __future__ import annotations
 from fw_core.ops.linalg import split
 
 from . import layouts
+from .primitive import Plan
 
 
 def _group(letters, term, shape, strides):
@@ -32,10 +33,10 @@ def _group(letters, term, shape, strides):
     return layouts.merge(dims, steps)
 
 
-def einsum(equation: str, a_shape, a_strides, b_shape, b_strides):
-    """``(src, weights, dst, out_shape, swapped)`` for fw's normalised two-operand
-    ``equation`` on float32 arrays of these shapes and byte strides (``swapped``: the second
-    operand is oneDNN's src), or why oneDNN cannot take it as one matmul."""
+def einsum(equation: str, a_shape, a_strides, b_shape, b_strides) -> Plan | str:
+    """The :class:`~fw_onednn.primitive.Plan` of fw's normalised two-operand ``equation`` on
+    float32 arrays of these shapes and byte strides (``weights_first`` when the second operand
+    is oneDNN's src), or why oneDNN cannot take it as one matmul."""
     (ta, tb), out = split(equation)
     a_el, b_el = layouts.elements(a_strides), layouts.elements(b_strides)
     if a_el is None or b_el is None:
@@ -75,4 +76,4 @@ def einsum(equation: str, a_shape, a_strides, b_shape, b_strides):
     src, weights, dst, _ = plan
     sizes = {c: n for term, shape in ((ta, a_shape), (tb, b_shape))
              for c, n in zip(term, shape) if n != 1}
-    return src, weights, dst, tuple(sizes.get(c, 1) for c in out), swapped
+    return Plan(src, weights, None, dst, tuple(sizes.get(c, 1) for c in out), swapped)

@@ -22,7 +22,8 @@ cached on disk.
 
 A primitive's ``handles`` array is ``[primitive, stream, nargs, args, memory_0, memory_1, ...]``:
 ``args`` is the address of its ``dnnl_exec_arg_t`` array and ``memory_i`` the memory object that
-takes the i-th array argument.
+takes the i-th array argument. There is one function per argument count: a single one over
+``*arrays`` (``numba.literal_unroll``) compiles twice as long and costs more per call.
 """
 
 from __future__ import annotations

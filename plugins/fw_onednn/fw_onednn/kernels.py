@@ -23,9 +23,8 @@ import threading
 
 import numpy as np
 
-from fw_core.errors import ArgumentError
-
 from . import capi, equations, layouts, primitive
+from .arguments import whole_number
 from .cache import PRIMITIVES
 
 F32 = np.dtype(np.float32)
@@ -63,13 +62,10 @@ def set_min_work(multiply_adds: int, *, matrix_vector: bool = False) -> None:
     can run to it. Clears the primitive cache, which holds the old answers.
 
     Raises:
-        ArgumentError: ``multiply_adds`` is not a non-negative integer.
+        ArgumentError: ``multiply_adds`` is not an integer of at least 0.
     """
-    if isinstance(multiply_adds, bool) or not isinstance(multiply_adds, int) or \
-            multiply_adds < 0:
-        raise ArgumentError(f"min work must be a non-negative integer, got {multiply_adds!r}",
-                            op="fw_onednn.set_min_work", inputs=f"multiply_adds={multiply_adds!r}",
-                            hint="e.g. fw_onednn.set_min_work(2**20)")
+    whole_number(multiply_adds, least=0, setter="fw_onednn.set_min_work", name="multiply_adds",
+                 example="fw_onednn.set_min_work(2**20)")
     global _min_work, _matrix_vector
     _min_work, _matrix_vector = multiply_adds, bool(matrix_vector)
     PRIMITIVES.clear()
@@ -86,37 +82,15 @@ def _too_small(src: primitive.Layout, dst: primitive.Layout) -> str | None:
     return None
 
 
-def _build_matmul(a_shape, a_strides, b_shape, b_strides):
-    plan = layouts.matmul(a_shape, a_strides, b_shape, b_strides)
+def _build(planner, *args):
+    """The primitive for ``planner(*args)``'s plan, or a Refusal saying why not."""
+    plan = planner(*args)
     if isinstance(plan, str):
         return primitive.Refusal(plan)
-    src, weights, dst, out_shape = plan
-    small = _too_small(src, dst)
+    small = _too_small(plan.src, plan.dst)
     if small:
         return primitive.Refusal(small)
-    return primitive.matmul("matmul", src, weights, None, dst, out_shape)
-
-
-def _build_linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides):
-    plan = layouts.linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides)
-    if isinstance(plan, str):
-        return primitive.Refusal(plan)
-    src, weights, bias, dst, out_shape = plan
-    small = _too_small(src, dst)
-    if small:
-        return primitive.Refusal(small)
-    return primitive.matmul("linear", src, weights, bias, dst, out_shape)
-
-
-def _build_einsum(equation, a_shape, a_strides, b_shape, b_strides):
-    plan = equations.einsum(equation, a_shape, a_strides, b_shape, b_strides)
-    if isinstance(plan, str):
-        return primitive.Refusal(plan)
-    src, weights, dst, out_shape, swapped = plan
-    small = _too_small(src, dst)
-    if small:
-        return primitive.Refusal(small)
-    return primitive.matmul("einsum", src, weights, None, dst, out_shape, weights_first=swapped)
+    return primitive.matmul(plan)
 
 
 # -- guards: each leaves the entry it found in _found.entry for the kernel the chain runs next --
@@ -127,7 +101,8 @@ def takes_matmul(a, b) -> bool:
     if a.dtype is not F32 or b.dtype is not F32 or a.size * b.size < _min_work:
         return False
     key = (MATMUL, a.shape, a.strides, b.shape, b.strides)
-    entry = _lookup(key) or _add(key, _build_matmul, a.shape, a.strides, b.shape, b.strides)
+    entry = _lookup(key) or _add(key, _build, layouts.matmul, a.shape, a.strides, b.shape,
+                                 b.strides)
     _found.entry = entry
     return entry.serves
 
@@ -145,16 +120,14 @@ def takes_linear(x, weight, bias=None) -> bool:
     if x.dtype is not F32 or weight.dtype is not F32 or x.size * weight.size < _min_work:
         return False
     if bias is None:
-        key = (LINEAR, x.shape, x.strides, weight.shape, weight.strides)
-        entry = _lookup(key) or _add(key, _build_linear, x.shape, x.strides, weight.shape,
-                                     weight.strides, None, None)
-    elif bias.dtype is not F32:
-        return False
+        kind, bias_shape, bias_strides = LINEAR, None, None
+    elif bias.dtype is F32:
+        kind, bias_shape, bias_strides = LINEAR_BIAS, bias.shape, bias.strides
     else:
-        key = (LINEAR_BIAS, x.shape, x.strides, weight.shape, weight.strides, bias.shape,
-               bias.strides)
-        entry = _lookup(key) or _add(key, _build_linear, x.shape, x.strides, weight.shape,
-                                     weight.strides, bias.shape, bias.strides)
+        return False
+    key = (kind, x.shape, x.strides, weight.shape, weight.strides, bias_shape, bias_strides)
+    entry = _lookup(key) or _add(key, _build, layouts.linear, x.shape, x.strides, weight.shape,
+                                 weight.strides, bias_shape, bias_strides)
     _found.entry = entry
     return entry.serves
 
@@ -168,21 +141,22 @@ def takes_einsum(*operands, equation: str) -> bool:
     if a.dtype is not F32 or b.dtype is not F32 or a.size * b.size < _min_work:
         return False
     key = (EINSUM, equation, a.shape, a.strides, b.shape, b.strides)
-    entry = _lookup(key) or _add(key, _build_einsum, equation, a.shape, a.strides, b.shape,
-                                 b.strides)
+    entry = _lookup(key) or _add(key, _build, equations.einsum, equation, a.shape, a.strides,
+                                 b.shape, b.strides)
     _found.entry = entry
     return entry.serves
 
 
 # -- kernels: run only right after their guard took the call, in the same thread --------------
-def run_matmul(a, b):
-    """``a @ b`` with fw's rules (1-d operands, broadcast batches), on the primitive
-    :func:`takes_matmul` (or :func:`takes_bmm`) just found."""
+def run_product(a, b, equation: str | None = None):
+    """``a @ b`` (matmul's rules: 1-d operands, broadcast batches), bmm, or a two-operand
+    einsum (its ``equation`` is in the primitive already), on the primitive the guard just
+    found."""
     run, handles, shape = _found.entry.launch
     out = _empty(shape, F32)
     status = run(handles, a, b, out)
     if status:
-        capi.check(status, "matmul", "dnnl_primitive_execute")
+        capi.check(status, None, "dnnl_primitive_execute")
     return out
 
 
@@ -196,26 +170,14 @@ def run_linear(x, weight, bias=None):
     else:
         status = run(handles, x, weight, bias, out)
     if status:
-        capi.check(status, "linear", "dnnl_primitive_execute")
+        capi.check(status, None, "dnnl_primitive_execute")
     return out
 
 
-def run_einsum(a, b, equation: str):
-    """A two-operand einsum as the matmul primitive :func:`takes_einsum` just found (built
-    with the operands in the order they come)."""
-    run, handles, shape = _found.entry.launch
-    out = _empty(shape, F32)
-    status = run(handles, a, b, out)
-    if status:
-        capi.check(status, "einsum", "dnnl_primitive_execute")
-    return out
-
-
-#: (op, guard, kernel, what the guard takes) for every op fw_onednn serves; bmm is matmul on
-#: 3-d operands
+#: (op, guard, kernel, what the guard takes) for every op fw_onednn serves
 KERNELS = (
-    ("matmul", takes_matmul, run_matmul, TAKES),
-    ("bmm", takes_bmm, run_matmul, TAKES),
+    ("matmul", takes_matmul, run_product, TAKES),
+    ("bmm", takes_bmm, run_product, TAKES),
     ("linear", takes_linear, run_linear, TAKES),
-    ("einsum", takes_einsum, run_einsum, TAKES_EINSUM),
+    ("einsum", takes_einsum, run_product, TAKES_EINSUM),
 )

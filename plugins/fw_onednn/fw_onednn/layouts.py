@@ -13,8 +13,8 @@ oneDNN would misread, all of it at a miss of the primitive cache, never per call
 - leading dimensions of ``src`` fold into M when ``weights`` has no batch and their strides
   allow it (linear on (batch, time, features)): one large GEMM instead of many small ones.
 
-A planner returns the :class:`~fw_onednn.primitive.Layout` of each operand and the shape of the
-result fw expects, or a sentence saying why oneDNN cannot take the call (a stride that is not a
+A planner returns a :class:`~fw_onednn.primitive.Plan` (each operand's Layout and the shape of
+the result fw expects), or a sentence saying why oneDNN cannot take the call (a stride that is not a
 whole number of elements, batch dimensions that do not broadcast, mismatched inner dimensions):
 fw_cpu then runs it, and raises fw's error where the shapes are wrong.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from .primitive import Layout
+from .primitive import Layout, Plan
 
 ITEMSIZE = 4  # float32, the only dtype the guards accept
 
@@ -123,8 +123,8 @@ def product(a_dims, a_strides, b_dims, b_strides):
             Layout(dst, contiguous(dst)), tuple(batch))
 
 
-def matmul(a_shape, a_strides, b_shape, b_strides):
-    """``(src, weights, dst, out_shape)`` for fw's ``matmul(a, b)`` on float32 arrays of these
+def matmul(a_shape, a_strides, b_shape, b_strides) -> Plan | str:
+    """The :class:`~fw_onednn.primitive.Plan` of fw's ``matmul(a, b)`` on float32 arrays of these
     shapes and byte strides, or why oneDNN cannot take it. 1-d operands follow fw's rules: a
     row vector on the left, a column vector on the right, removed from the result."""
     a = _as_matrix(a_shape, a_strides, vector_is_row=True)
@@ -137,11 +137,11 @@ def matmul(a_shape, a_strides, b_shape, b_strides):
     src, weights, dst, batch = layouts
     rows = (a_shape[-2],) if len(a_shape) > 1 else ()
     cols = (b_shape[-1],) if len(b_shape) > 1 else ()
-    return src, weights, dst, (*batch, *rows, *cols)
+    return Plan(src, weights, None, dst, (*batch, *rows, *cols))
 
 
-def linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides):
-    """``(src, weights, bias, dst, out_shape)`` for fw's ``linear(x, weight, bias)``: ``x @
+def linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides) -> Plan | str:
+    """The Plan of fw's ``linear(x, weight, bias)``: ``x @
     weight.T (+ bias)``, the weight read transposed in place; ``bias_shape`` and
     ``bias_strides`` are None without a bias. Or why oneDNN cannot take it."""
     if len(w_shape) != 2 or not x_shape:
@@ -163,4 +163,4 @@ def linear(x_shape, x_strides, w_shape, w_strides, bias_shape, bias_strides):
             return "the bias is strided; oneDNN's matmul reads it as contiguous"
         dims = (1,) * (len(dst.dims) - 1) + (w_shape[0],)
         bias = Layout(dims, contiguous(dims))
-    return src, weights, bias, dst, (*x_shape[:-1], w_shape[0])
+    return Plan(src, weights, bias, dst, (*x_shape[:-1], w_shape[0]))

@@ -30,6 +30,24 @@ class Layout:
     strides: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """An fw op as one oneDNN matmul: ``dst = src @ weights (+ bias)``.
+
+    Attributes:
+        out_shape: the shape fw expects of the result (dst's memory, as fw shapes it).
+        weights_first: the op's first array is the weights (an einsum whose output lists the
+            second operand's subscripts first).
+    """
+
+    src: Layout
+    weights: Layout
+    bias: Layout | None
+    dst: Layout
+    out_shape: tuple[int, ...]
+    weights_first: bool = False
+
+
 class Refusal:
     """oneDNN has no fast implementation for these layouts; ``reason`` says what it answered."""
 
@@ -93,19 +111,19 @@ def _descriptor(layout: Layout) -> tuple[capi.handle, int]:
     return md, status
 
 
-def matmul(op: str, src: Layout, weights: Layout, bias: Layout | None, dst: Layout,
-           out_shape: tuple[int, ...], weights_first: bool = False) -> Primitive | Refusal:
-    """A matmul primitive computing ``dst = src @ weights (+ bias)``, or a Refusal.
+def matmul(plan: Plan) -> Primitive | Refusal:
+    """The matmul primitive of ``plan``, or a Refusal.
 
     Its array arguments are src, weights, (bias,) dst, in that order, or weights first when
-    ``weights_first`` (an einsum whose second operand is the src).
+    ``plan.weights_first``.
 
     Raises:
-        OutOfMemoryError: oneDNN could not allocate while creating the primitive.
+        OutOfMemoryError: oneDNN could not allocate while creating the primitive (without an
+            op: fw's dispatch names the op that was running).
     """
-    inputs = [(capi.ARG_SRC, src), (capi.ARG_WEIGHTS, weights)]
-    arguments = [*(inputs[::-1] if weights_first else inputs), (capi.ARG_BIAS, bias),
-                 (capi.ARG_DST, dst)]
+    inputs = [(capi.ARG_SRC, plan.src), (capi.ARG_WEIGHTS, plan.weights)]
+    arguments = [*(inputs[::-1] if plan.weights_first else inputs), (capi.ARG_BIAS, plan.bias),
+                 (capi.ARG_DST, plan.dst)]
     arguments = [(arg_id, layout) for arg_id, layout in arguments if layout is not None]
     descriptors = []
     try:
@@ -121,7 +139,7 @@ def matmul(op: str, src: Layout, weights: Layout, bias: Layout | None, dst: Layo
             ctypes.byref(pd), ENGINE, by_arg[capi.ARG_SRC], by_arg[capi.ARG_WEIGHTS],
             by_arg.get(capi.ARG_BIAS), by_arg[capi.ARG_DST], None)
         if status == capi.OUT_OF_MEMORY:
-            capi.check(status, op, "dnnl_matmul_primitive_desc_create")
+            capi.check(status, None, "dnnl_matmul_primitive_desc_create")
         if status != capi.SUCCESS:
             return Refusal("oneDNN has no matmul for these shapes and strides "
                            f"({capi.status_name(status)})")
@@ -130,7 +148,7 @@ def matmul(op: str, src: Layout, weights: Layout, bias: Layout | None, dst: Layo
             if impl.startswith("ref"):
                 return Refusal(f"oneDNN has only its reference code ({impl}) for these shapes "
                                "and strides")
-            return _instantiate(op, pd, impl, out_shape, descriptors,
+            return _instantiate(pd, impl, plan.out_shape, descriptors,
                                 [arg_id for arg_id, _ in arguments])
         finally:
             capi.primitive_desc_destroy(pd)
@@ -139,17 +157,17 @@ def matmul(op: str, src: Layout, weights: Layout, bias: Layout | None, dst: Layo
             capi.memory_desc_destroy(md)
 
 
-def _instantiate(op: str, pd, impl: str, out_shape, descriptors, arg_ids) -> Primitive:
+def _instantiate(pd, impl: str, out_shape, descriptors, arg_ids) -> Primitive:
     """The primitive of ``pd`` and a memory object (without data) per descriptor."""
     memories: list[int] = []
     try:
         for md in descriptors:
             memory = capi.handle()
-            capi.check(capi.memory_create(ctypes.byref(memory), md, ENGINE, None), op,
+            capi.check(capi.memory_create(ctypes.byref(memory), md, ENGINE, None), None,
                        "dnnl_memory_create")
             memories.append(memory.value)
         primitive = capi.handle()
-        capi.check(capi.primitive_create(ctypes.byref(primitive), pd), op,
+        capi.check(capi.primitive_create(ctypes.byref(primitive), pd), None,
                    "dnnl_primitive_create")
     except BaseException:
         for memory in memories:

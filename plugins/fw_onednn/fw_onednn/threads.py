@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import ctypes
 
-from fw_core.errors import ArgumentError
-
+from .arguments import whole_number
 from .capi import lib
 
 _set = lib.omp_set_num_threads
@@ -35,8 +34,5 @@ def set_num_threads(n: int) -> None:
     Raises:
         ArgumentError: ``n`` is not a positive integer.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ArgumentError(f"set_num_threads needs a positive integer, got {n!r}",
-                            op="fw_onednn.set_num_threads", inputs=f"n={n!r}",
-                            hint="e.g. fw_onednn.set_num_threads(2)")
-    _set(n)
+    _set(whole_number(n, least=1, setter="fw_onednn.set_num_threads", name="n",
+                      example="fw_onednn.set_num_threads(2)"))

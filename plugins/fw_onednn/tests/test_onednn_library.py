@@ -4,10 +4,12 @@ import ctypes
 import importlib.metadata
 import pathlib
 
+import numpy as np
 import pytest
 
 import fw_core as fw
 from fw_onednn import capi, library
+from fw_onednn.cache import PRIMITIVES
 
 
 def test_the_library_is_the_wheels():
@@ -49,3 +51,21 @@ def test_a_failed_call_is_an_fw_error_naming_op_call_and_status(status, error):
 
 def test_success_raises_nothing():
     capi.check(0, "matmul", "dnnl_primitive_execute")
+
+
+@pytest.mark.parametrize("op, call", [
+    ("matmul", lambda a, b: fw.matmul(a, b)),
+    ("einsum", lambda a, b: fw.einsum("ij,jk->ik", a, b)),
+])
+def test_a_failed_execute_names_the_op_that_ran_and_its_inputs(rng, op, call):
+    a = fw.from_numpy(rng.standard_normal((3, 4), np.float32))
+    b = fw.from_numpy(rng.standard_normal((4, 5), np.float32))
+    call(a, b)
+    (entry,) = PRIMITIVES._entries.values()
+    entry.launch = (lambda *arrays: 5, *entry.launch[1:])  # dnnl_runtime_error
+    with pytest.raises(fw.errors.KernelError) as caught:
+        call(a, b)
+    text = str(caught.value)
+    assert text.startswith(f"{op}: oneDNN's dnnl_primitive_execute failed: runtime_error")
+    assert "float32[3, 4] on cpu, float32[4, 5] on cpu" in text
+    assert "FW_DISABLE_PLUGINS=fw_onednn" in text
