@@ -63,3 +63,23 @@ def test_importing_fw_with_the_plugin_loads_no_numba():
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_forked_child_runs_onednn_on_one_thread_instead_of_hanging():
+    """libgomp's pool does not survive fork: the child's first 2-thread region would wait
+    forever for the parent's threads."""
+    code = """if True:
+        import os, numpy as np, fw_core as fw, fw_onednn
+        fw.set_num_threads(2)
+        a = fw.tensor(np.ones((256, 256), np.float32))
+        a @ a
+        pid = os.fork()
+        if pid == 0:
+            fw.set_num_threads(2)
+            ok = float((a @ a).numpy()[0, 0]) == 256.0 and fw_onednn.get_num_threads() == 1
+            os._exit(0 if ok else 3)
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), fw_onednn.get_num_threads())
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.split() == ["0", "2"]
