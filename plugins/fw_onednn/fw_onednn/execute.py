@@ -3,22 +3,22 @@ execute it, in one compiled call.
 
 A cached primitive keeps one oneDNN memory object per argument; a call only swaps their data
 pointers (``dnnl_memory_set_data_handle``) and runs ``dnnl_primitive_execute``. Measured for a
-4×4 float32 matmul on this project's 2-core machine (see benchmarks/kernels.py):
+4×4 float32 matmul on this project's 2-core machine (benchmarks/kernels.py, best of 7):
 
-- plain ctypes: ~5.2 µs per call, most of it reading ``a.ctypes.data`` (~1 µs per array) and
-  converting arguments for four foreign calls;
-- one Numba ``@njit`` function that calls the ctypes function pointers (chosen): ~0.8 µs, of
-  which ~0.4 µs is ``dnnl_primitive_execute`` itself (timed in a compiled loop): Numba reads the
-  data pointers while unboxing the arrays and calls the C functions directly;
+- ``dnnl_primitive_execute`` alone, from a compiled loop: ~0.4 µs (the kernel itself);
+- plain ctypes: ~6.4 µs per call, most of it reading ``a.ctypes.data`` (~1 µs per array) and
+  converting the arguments of four foreign calls;
+- one Numba ``@njit`` function that calls the ctypes function pointers (chosen): ~0.9 µs, as
+  Numba reads the data pointers while unboxing the arrays and calls the C functions directly;
 - a C extension or cffi's API mode would need a compiler at install (or per-platform wheels), and
-  cffi's ABI mode still pays per-argument conversion like ctypes.
+  cffi's ABI mode still pays a conversion per argument as ctypes does.
 
 The compiled functions hold the GIL (Numba's default) while they run: a cached primitive's
 memory objects are shared by every thread, and the GIL is what keeps two threads from swapping
 the same objects' pointers at once. Numba is imported, and each function compiled, on the first
-kernel run (~0.4 s once per process, then ~60 ms for each new combination of array ranks and
-layouts), never at ``import fw_core``. Their code embeds the C functions' addresses, so it is not
-cached on disk.
+kernel run (~0.7 s for the first in a process, Numba's import included, then ~0.1 s for each new
+combination of array ranks and layouts), never at ``import fw_core``. Their code embeds the C
+functions' addresses, so it is not cached on disk.
 
 A primitive's ``handles`` array is ``[primitive, stream, nargs, args, memory_0, memory_1, ...]``:
 ``args`` is the address of its ``dnnl_exec_arg_t`` array and ``memory_i`` the memory object that

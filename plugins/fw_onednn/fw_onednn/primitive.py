@@ -1,10 +1,10 @@
 """A oneDNN primitive ready to run on new arrays, or the reason oneDNN will not serve a layout.
 
 :func:`matmul` asks oneDNN for a matmul primitive over given memory layouts. oneDNN answers with
-the implementation it picked; when that is its reference code (``ref:any``: plain loops, 10–100×
-slower than a JIT kernel, chosen for zero-size dimensions, zero strides or rows and columns that
-both have a stride) or no implementation at all, the answer is a :class:`Refusal` and fw_cpu
-serves the call instead. The caller caches either answer, so each layout is asked about once.
+the implementation it picked; when that is its reference code (``ref:any``: plain C++ loops,
+which it picks for zero-size dimensions, zero strides, or rows and columns that both have a
+stride) or no implementation at all, the answer is a :class:`Refusal` and fw_cpu serves the
+call instead. The caller caches either answer, so each layout is asked about once.
 
 A :class:`Primitive` owns its native objects and destroys them when the last reference goes
 (a cache eviction while another thread still runs it is therefore safe).
