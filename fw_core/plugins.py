@@ -109,6 +109,8 @@ class _Tables:
         self.manager: pluggy.PluginManager | None = None
         self.allow: list[str] | None = None
         self.in_process: dict[str, object] = {}
+        #: per (op, device): the kernels kept, highest priority first, with their plugins
+        self.chains: dict[tuple[str, str], list] = {}
         self.import_seconds: dict[str, float] = {}  # each plugin's first import in this process
 
 
@@ -202,6 +204,29 @@ def dispatch_table() -> list[dict]:
         note = _tables.dispatch_notes.get((op, device), "only kernel registered")
         rows.append({"op": op, "device": device, "plugin": owner, "why": note})
     return rows
+
+
+def serving(op: str, device: str, arrays: tuple, attrs: dict) -> tuple[str, str] | None:
+    """Which plugin's kernel runs this call of ``op`` on ``device`` (raw arrays and attributes,
+    as a kernel gets them) and why: the guards of the chain are asked in order, as the call
+    itself does. None when no kernel of ``device`` is registered for ``op``."""
+    chain = _tables.chains.get((op, device))
+    if not chain:
+        return None
+    refused = []
+    for spec, owner in chain:
+        if spec.guard is not None and not spec.guard(*arrays, **attrs):
+            takes = spec.takes or "some calls"
+            refused.append(f"{owner}'s guard refused it ({owner} takes {takes})")
+            continue
+        if spec.guard is not None:
+            taken = f"{owner}'s guard takes it ({spec.takes or 'its guard holds'})"
+        elif refused:
+            taken = f"{owner} runs what the guards above refuse"
+        else:
+            taken = _tables.dispatch_notes.get((op, device), "only kernel registered")
+        return owner, "; ".join([*refused, taken])
+    return "none", "; ".join(refused) + "; no kernel takes it"
 
 
 def note_dispatch(op: str, device: str, how: str) -> None:
@@ -472,6 +497,7 @@ def _freeze(records, infos) -> None:
     from .ops.dispatch import forget_fallbacks
 
     forget_fallbacks()
+    _tables.chains = dict(settled.chains)
     _tables.dispatch_notes = dict(settled.why)
     _tables.kernel_owner = {}
     tables: dict[str, dict] = {device: {} for device in devices}

@@ -291,7 +291,7 @@ class _Recorder:
         tensors = [t for t in (*inputs, *outputs) if isinstance(t, Tensor)]
         device = str(tensors[0].device) if tensors else "cpu"
         kernel, why = (("vjp", "the op's gradient rule, run as the fw ops listed before it")
-                       if vjp else self._kernel(event.op.name, device.split(":")[0]))
+                       if vjp else self._kernel(event, device.split(":")[0]))
         out = Event(
             index=self.count, op=event.op.name, module=event.module,
             phase="backward" if vjp or _in_backward() else "forward", kind="vjp" if vjp else "op",
@@ -309,7 +309,12 @@ class _Recorder:
             self.trace._capture(out, outputs)
         self.trace._append(out)
 
-    def _kernel(self, op: str, device: str) -> tuple[str, str]:
+    def _kernel(self, event, device: str) -> tuple[str, str]:
+        op = event.op.name
+        arrays = tuple(getattr(t, "_data", t) for t in event.inputs)
+        served = fw.plugins.serving(op, device, arrays, event.attrs)  # the guards decide per call
+        if served is not None:
+            return served
         if (op, device) not in self.kernels:  # a CPU fallback is noted when it first happens
             self.kernels = _kernel_table()
         plugin, why = self.kernels.get((op, device), ("none", "no kernel registered"))

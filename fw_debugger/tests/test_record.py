@@ -4,6 +4,7 @@ comparing two runs and stepping through one."""
 from __future__ import annotations
 
 import importlib
+import types
 
 import numpy as np
 import pytest
@@ -182,8 +183,9 @@ def test_cpu_fallbacks_name_the_kernel_that_really_ran():
     recorder = record_module._Recorder(Trace())
     recorder.kernels = {("op", "gpu"): ("cpu fallback", "cpu fallback (no kernel on this device)"),
                         ("op", "cpu"): ("fw_cpu", "only kernel registered")}
-    assert recorder._kernel("op", "gpu") == ("fw_cpu on cpu (fallback)",
-                                             "cpu fallback (no kernel on this device)")
+    event = types.SimpleNamespace(op=types.SimpleNamespace(name="op"), inputs=(), attrs={})
+    assert recorder._kernel(event, "gpu") == ("fw_cpu on cpu (fallback)",
+                                              "cpu fallback (no kernel on this device)")
 
 
 # -- compare ------------------------------------------------------------------------------------

@@ -25,12 +25,15 @@ class Pools:
 
 
 @pytest.fixture(autouse=True)
-def restore_threads():
-    """Put every pool back as it was: other tests compare results computed on one thread."""
+def only_fw_cpu():
+    """fw_cpu's pools and the test's alone (fw_onednn, when installed, holds OpenBLAS too);
+    every pool put back as it was after: other tests compare results computed on one thread."""
     before = {name: entry[0].get() for name, entry in fw.threads._pools.items()}
     wanted = fw.threads._wanted[0]
+    fw.plugins.use(["fw_cpu", "fw_testpools"])
     yield
     fw.threads._wanted[0] = wanted
+    fw.plugins.use(None)
     for name, count in before.items():
         if name in fw.threads._pools:
             fw.threads._pools[name][0].set(count)

@@ -32,13 +32,10 @@ F32 = np.dtype(np.float32)
 #: primitive kinds: the op, the dtype and what is baked into the primitive (a cache key's head)
 MATMUL, LINEAR, LINEAR_BIAS, EINSUM = "matmul:f32", "linear:f32", "linear+bias:f32", "einsum:f32"
 
-TAKES = ("float32 matrix products of at least fw_onednn's min work (2**20 multiply-adds by "
-         "default; not matrix-vector) whose shapes and strides oneDNN has a JIT kernel for "
-         "(either matrix dimension contiguous, so every transpose; batches broadcast); not "
-         "other dtypes, small, zero-size or doubly strided operands")
-TAKES_EINSUM = ("two float32 operands whose equation is one matrix product of views (batch "
-                "subscripts first in the output, then rows and columns; no subscript summed "
-                "within one operand), taken as matmul is")
+# what the guards take, in words (fw plugins --verbose); the guards' docstrings give the detail
+TAKES = ("float32, at least set_min_work() multiply-adds, any transpose, oneDNN has a JIT "
+         "kernel for the layout")
+TAKES_EINSUM = "as matmul, for two-operand equations that are one matrix product of views"
 
 # .entry: the primitive the guard just found, for its kernel. It is not cleared after the call
 # (~40 ns saved): an evicted primitive lives on until this thread's next guarded call.

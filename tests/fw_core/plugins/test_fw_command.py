@@ -52,10 +52,11 @@ def test_plugins_verbose_lists_kernels_per_device(capsys):
     assert code == 0
     lines = out.splitlines()
     start = next(n for n, line in enumerate(lines) if line.startswith("    kernels on cpu ("))
-    listed = lines[start].split(": ", 1)[1]
+    label, listed = lines[start].split(": ", 1)
+    indent = " " * (len(label) + 2)  # where the wrapped list continues
     for more in lines[start + 1:]:
-        if not more.startswith("     "):  # a label (4 spaces) or the next plugin's row
-            break
+        if not more.startswith(indent) or more[len(indent)] == " ":
+            break  # a label, a dispatch note or the next plugin's row
         listed += " " + more.strip()
     cpu = next(i for i in fw.plugins.info() if i.name == "fw_cpu")
     expected = sorted(k.split("@")[0] for k in cpu.provides["kernels"])

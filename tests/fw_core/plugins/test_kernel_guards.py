@@ -85,3 +85,16 @@ def test_a_call_no_kernel_takes_is_refused_with_what_each_takes():
             apply(plugin.op, (fw.ones(2, 2),))
     finally:
         fw.plugins.unregister("fw_guardedonly")
+
+
+def test_serving_asks_the_guards_which_kernel_runs_a_call(float64_relu):
+    import fw_core.plugins as plugins
+
+    owner, why = plugins.serving("relu", "cpu", (np.ones(2),), {})
+    assert owner == "fw_float64relu" and "guard takes it (float64 arrays)" in why
+    owner, why = plugins.serving("relu", "cpu", (np.ones(2, np.float32),), {})
+    assert owner == "fw_cpu" and why == ("fw_float64relu's guard refused it (fw_float64relu "
+                                         "takes float64 arrays); fw_cpu runs what the guards "
+                                         "above refuse")
+    assert plugins.serving("relu", "nowhere", (), {}) is None
+    assert float64_relu.served == []  # asking runs no kernel
