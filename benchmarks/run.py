@@ -12,6 +12,10 @@ round by round. All start from the same PyTorch-initialised weights. The result,
 ``{workload: {mode: {...}}, "machine": {...}, "ratios": {workload: {pair: {...}}}}``, is
 printed as markdown tables and optionally written as JSON and into the doc's results section.
 
+With ``--without fw_onednn`` (the default when fw-onednn is installed) the fw modes are also
+measured with that plugin blocked (``FW_DISABLE_PLUGINS``), as ``fw_eager without fw_onednn``
+and so on, with their own ratio process: what the plugin brings, in the same run.
+
 Threads, as the issue fixes them: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this
 process's environment (and so from every measuring process's), PyTorch runs 2 intra-op
 threads, OPENBLAS_NUM_THREADS is left as the caller has it.
@@ -65,26 +69,52 @@ def child(what: str, workload: str, target: str, weights: Path, quick: bool,
         return json.loads(Path(out.name).read_text())
 
 
-def measure_workload(name: str, modes: list[str], quick: bool, tmp: Path) -> tuple[dict, dict]:
-    """Every mode of one workload, each in its own process, then its ratios."""
+def measure_workload(name: str, modes: list[str], quick: bool, tmp: Path,
+                     without: list[str]) -> tuple[dict, dict]:
+    """Every mode of one workload, each in its own process, then its ratios; then the fw modes
+    again with each plugin of ``without`` blocked."""
     weights = tmp / f"{name}.npz"
     np.savez(weights, **initial_weights(WORKLOADS[name]))
+    found, ratios = measure_modes(name, modes, quick, tmp, weights, dict(os.environ), "")
+    for plugin in without:
+        env = {**os.environ, "FW_DISABLE_PLUGINS": ",".join(
+            filter(None, (os.environ.get("FW_DISABLE_PLUGINS"), plugin)))}
+        fw_modes = [m for m in modes if m.startswith("fw_")]
+        more, more_ratios = measure_modes(name, [*fw_modes, "torch_eager"], quick, tmp,
+                                          weights, env, f" without {plugin}", measure=fw_modes)
+        found.update(more)
+        ratios.update(more_ratios)
+    return found, ratios
+
+
+def measure_modes(name: str, modes: list[str], quick: bool, tmp: Path, weights: Path,
+                  base_env: dict, label: str, measure: list[str] | None = None
+                  ) -> tuple[dict, dict]:
+    """``measure`` (default: all of ``modes``) each in its own process and the ratios of
+    ``modes``, in ``base_env``; results keyed by mode + ``label``."""
     found = {}
-    for mode in modes:
-        env = dict(os.environ)  # compiled modes start from empty on-disk caches: cold
+    for mode in modes if measure is None else measure:
+        env = dict(base_env)  # compiled modes start from empty on-disk caches: cold
         if mode == "fw_compiled":
             env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"numba_{name}_", dir=tmp)
         if mode == "torch_compile":
             env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"inductor_{name}_",
                                                               dir=tmp)
-        found[mode] = child("mode", name, mode, weights, quick, env)
-        if mode == "fw_compiled" and "error" not in found[mode]:
+        key = mode + label
+        found[key] = child("mode", name, mode, weights, quick, env)
+        if mode == "fw_compiled" and "error" not in found[key]:
             warm = child("mode", name, mode, weights, quick, env)
-            found[mode]["warm_start_s"] = warm.get("compile_s")
-            found[mode]["warm_start_infer_s"] = warm.get("infer_compile_s")
-        print(f"{name} {mode}: done", file=sys.stderr, flush=True)
-    ratios = child("pairs", name, ",".join(modes), weights, quick)
-    return found, ratios
+            found[key]["warm_start_s"] = warm.get("compile_s")
+            found[key]["warm_start_infer_s"] = warm.get("infer_compile_s")
+        print(f"{name} {key}: done", file=sys.stderr, flush=True)
+    ratios = child("pairs", name, ",".join(modes), weights, quick, dict(base_env))
+    return found, {_labelled(pair, label): r for pair, r in ratios.items()}
+
+
+def _labelled(pair: str, label: str) -> str:
+    """``fw_eager/torch_eager`` with the label on the fw side."""
+    mine, theirs = pair.split("/")
+    return f"{mine}{label}/{theirs}"
 
 
 def machine(quick: bool) -> dict:
@@ -95,6 +125,8 @@ def machine(quick: bool) -> dict:
         if Path("/proc/cpuinfo").exists() else platform.processor()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     versions = {p: metadata.version(p) for p in ("numpy", "torch", "numba")}
+    versions["fw_plugins"] = ", ".join(f"{n} {v}" for n, v in sorted(_installed_plugins().items()))
+    versions["onednn"] = _onednn_note()
     return {"cpu": model, "cores": len(os.sched_getaffinity(0)), "memory_gib": round(memory, 1),
             "system": platform.platform(), "python": platform.python_version(), **versions,
             "torch_threads": TORCH_THREADS,
@@ -102,13 +134,27 @@ def machine(quick: bool) -> dict:
             "date": datetime.date.today().isoformat(), "quick": quick, **machine_limits(quick)}
 
 
-def run(workloads: list[str], modes: list[str], quick: bool) -> dict:
+def run(workloads: list[str], modes: list[str], quick: bool, without: list[str]) -> dict:
     results = {"machine": machine(quick), "ratios": {}}
     with tempfile.TemporaryDirectory(prefix="fw_bench_") as tmp:
         for name in workloads:
             results[name], results["ratios"][name] = measure_workload(name, modes, quick,
-                                                                      Path(tmp))
+                                                                      Path(tmp), without)
     return results
+
+
+def _onednn_note() -> str | None:
+    """The oneDNN version and ISA fw_onednn reports (None when it is not loaded)."""
+    import fw_core as fw
+
+    info = next((i for i in fw.plugins.info() if i.name == "fw_onednn"), None)
+    return next((n for n in info.notes if n.startswith("oneDNN")), None) if info else None
+
+
+def _installed_plugins() -> dict[str, str]:
+    """fw plugins installed here, by entry-point name, with their distribution's version."""
+    return {ep.name: (ep.dist.version if ep.dist else "?")
+            for ep in metadata.entry_points(group="fw.plugins")}
 
 
 def _choices(value: str, allowed, what: str) -> list[str]:
@@ -127,11 +173,16 @@ def main(argv: list[str] | None = None) -> dict:
                         help=f"comma-separated, from {', '.join(WORKLOADS)}")
     parser.add_argument("--modes", default=",".join(MODES),
                         help=f"comma-separated, from {', '.join(MODES)}")
+    installed = _installed_plugins()
+    parser.add_argument("--without", default="fw_onednn" if "fw_onednn" in installed else "",
+                        help="comma-separated plugins to also measure the fw modes without "
+                        "(default: fw_onednn when installed)")
     parser.add_argument("--markdown", metavar="PATH",
                         help="rewrite the results section of this doc (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     results = run(_choices(args.workloads, WORKLOADS, "workloads"),
-                  _choices(args.modes, MODES, "modes"), args.quick)
+                  _choices(args.modes, MODES, "modes"), args.quick,
+                  _choices(args.without, installed, "plugins"))
     section = markdown(results)
     print(section)
     if args.json:

@@ -62,7 +62,8 @@ def markdown(results: dict) -> str:
         f" on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB ({m['system']}); "
         f"Python {m['python']}, NumPy {m['numpy']}, PyTorch {m['torch']} "
         f"({m['torch_threads']} threads), Numba {m['numba']}; "
-        f"OPENBLAS_NUM_THREADS {m['openblas_num_threads']}.",
+        f"OPENBLAS_NUM_THREADS {m['openblas_num_threads']}; fw plugins: "
+        f"{m.get('fw_plugins') or 'none'}" + (f"; {m['onednn']}" if m.get("onednn") else "") + ".",
         "",
         f"Machine limits measured by the same run: float32 GEMM "
         f"{m['gemm_f32_gflop_s']:.0f} GFLOP/s (NumPy 2048x2048), copy {m['copy_gb_s']:.1f} "

@@ -50,17 +50,26 @@ def test_fw_and_torch_workloads_agree_on_the_first_step(name):
 
 
 def test_run_quick_writes_the_schema_and_the_doc_section(tmp_path):
+    import importlib.metadata
+
     doc = tmp_path / "doc.md"
     doc.write_text(f"# Benchmarks\n\n{BEGIN}\nold\n{END}\n\nafter\n")
     out = tmp_path / "results.json"
+    plugins = {ep.name for ep in importlib.metadata.entry_points(group="fw.plugins")}
+    without = [p for p in ("fw_onednn",) if p in plugins]  # fw modes also without it
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--workloads", "mlp",
-         "--modes", "fw_eager,torch_eager", "--json", str(out), "--markdown", str(doc)],
+         "--modes", "fw_eager,torch_eager", "--json", str(out), "--markdown", str(doc),
+         "--without", ",".join(without)],
         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads(out.read_text())
     assert set(results) == {"machine", "ratios", "mlp"}
-    assert set(results["mlp"]) == {"fw_eager", "torch_eager"}
+    assert set(results["mlp"]) == {"fw_eager", "torch_eager",
+                                   *(f"fw_eager without {p}" for p in without)}
+    assert set(results["ratios"]["mlp"]) == {"fw_eager/torch_eager",
+                                             *(f"fw_eager without {p}/torch_eager"
+                                               for p in without)}
     for mode, figures in results["mlp"].items():
         for key in ("train_samples_per_s", "infer_b1_ms", "infer_b256_ms", "peak_rss_mib"):
             assert figures[key] > 0, (mode, key, figures)
