@@ -18,6 +18,7 @@ from .records import (
     DeviceSpec,
     FusionRule,
     Inspector,
+    KernelCache,
     KernelSpec,
     MemoryPolicy,
     OpDef,
@@ -98,6 +99,15 @@ def fw_register_thread_pools() -> Iterable[ThreadPool]:
     fw sets them together (``fw.set_num_threads``) and keeps pools whose idle threads spin
     from fighting over the cores: of those, only the highest ``priority`` one runs at full
     strength, the others on one thread.
+    """
+
+
+@hookspec
+def fw_register_kernel_caches() -> Iterable[KernelCache]:
+    """Register the caches this plugin keeps of built kernels or library primitives.
+
+    ``fw.compile.explain()`` reports each one's counters (hits, misses, evictions, size), so a
+    user sees whether kernels are being rebuilt.
     """
 
 

@@ -12,7 +12,8 @@ fails a plugin.
   memory policies): they were written for its own arrays.
 - An **op** contract is kept by the first in load order (fw_core's builtins before any plugin).
   The refused plugin's kernels for that op go with it: they were written for its own contract.
-- An **inspector** or **thread pool** name is kept by the first in load order.
+- An **inspector**, **thread pool** or **kernel cache** name is kept by the first in load
+  order.
 - A **memory policy** ``(device, name)`` is kept by the device's plugin, else the first.
 - A **kernel** for ``(op, device)``: the highest priority wins. At equal priority the device's
   plugin wins, else the first in load order, and the tied kernels of other plugins are refused
@@ -65,6 +66,8 @@ def settle(records: dict[str, dict[str, list]]) -> Settled:
     _settle_ops(settled)
     _settle_names(settled, "inspectors", lambda r: r.name, "inspector {key!r}", lambda key: None)
     _settle_names(settled, "thread_pools", lambda r: r.name, "thread pool {key!r}",
+                  lambda key: None)
+    _settle_names(settled, "kernel_caches", lambda r: r.name, "kernel cache {key!r}",
                   lambda key: None)
     _settle_names(settled, "memory_policies", lambda r: (r.name, r.device),
                   "memory policy {key[0]!r} for {key[1]}", lambda key: key[1])

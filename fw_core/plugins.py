@@ -40,6 +40,7 @@ from .records import (
     DeviceSpec,
     FusionRule,
     Inspector,
+    KernelCache,
     KernelSpec,
     MemoryPolicy,
     OpDef,
@@ -64,6 +65,7 @@ _FAMILIES = (
     ("fw_register_memory_policies", MemoryPolicy, "memory_policies"),
     ("fw_register_inspectors", Inspector, "inspectors"),
     ("fw_register_thread_pools", ThreadPool, "thread_pools"),
+    ("fw_register_kernel_caches", KernelCache, "kernel_caches"),
 )
 
 
@@ -109,6 +111,7 @@ class _Tables:
         self.manager: pluggy.PluginManager | None = None
         self.allow: list[str] | None = None
         self.in_process: dict[str, object] = {}
+        self.kernel_caches: dict[str, tuple[KernelCache, str]] = {}
         #: per (op, device): the kernels kept, highest priority first, with their plugins
         self.chains: dict[tuple[str, str], list] = {}
         self.import_seconds: dict[str, float] = {}  # each plugin's first import in this process
@@ -227,6 +230,19 @@ def serving(op: str, device: str, arrays: tuple, attrs: dict) -> tuple[str, str]
             taken = _tables.dispatch_notes.get((op, device), "only kernel registered")
         return owner, "; ".join([*refused, taken])
     return "none", "; ".join(refused) + "; no kernel takes it"
+
+
+def kernel_caches() -> list[dict]:
+    """Every registered kernel cache: its name, plugin and counters now (a cache whose report
+    fails says so instead of its counters)."""
+    rows = []
+    for name, (cache, plugin) in _tables.kernel_caches.items():
+        try:
+            counters = dict(cache.info())
+        except Exception as exc:  # a broken report must not break explain()
+            counters = {"error": f"{type(exc).__name__}: {exc}"}
+        rows.append({"name": name, "plugin": plugin, **counters})
+    return rows
 
 
 def note_dispatch(op: str, device: str, how: str) -> None:
@@ -538,6 +554,7 @@ def _freeze(records, infos) -> None:
             "memory_policies": [f"{p.name}@{p.device}" for p in mine["memory_policies"]],
             "inspectors": [i.name for i in mine["inspectors"]],
             "thread_pools": [p.name for p in mine["thread_pools"]],
+            "kernel_caches": [c.name for c in mine["kernel_caches"]],
         }
         own_devices = mine["devices"]
         if own_devices and all(d.name in unavailable for d in own_devices):
@@ -549,6 +566,8 @@ def _freeze(records, infos) -> None:
     from . import inspect, threads
 
     inspect._reset(inspectors)
+    _tables.kernel_caches = {cache.name: (cache, name) for name, mine in settled.records.items()
+                             for cache in mine["kernel_caches"]}
     threads._reset({pool.name: (pool, name) for name, mine in settled.records.items()
                     for pool in mine["thread_pools"]})
 

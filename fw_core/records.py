@@ -264,6 +264,21 @@ class ThreadPool:
 
 
 @dataclass(frozen=True)
+class KernelCache:
+    """A cache a plugin keeps of built kernels or library primitives, reported by
+    ``fw.compile.explain()`` and ``fw.plugins.kernel_caches()``.
+
+    Attributes:
+        name: unique name ("onednn.primitives").
+        info: ``fn() -> dict``: its counters now, at least ``hits``, ``misses`` and ``size``;
+            ``evictions`` and ``capacity`` where it is bounded; anything else it counts.
+    """
+
+    name: str
+    info: Callable[[], dict]
+
+
+@dataclass(frozen=True)
 class PluginConfig:
     """What ``fw_configure`` receives once every plugin has registered."""
 

@@ -24,9 +24,10 @@ class _Compile:
         return compiled
 
     def explain(self) -> str:
-        """What every live compiled function compiled, rebuilt or left eager, and why."""
+        """What every live compiled function compiled, rebuilt or left eager, and why; then
+        the counters of the kernel caches (fw's generated kernels, and each plugin's)."""
         parts = [f.explain() for f in sorted(_compiled, key=lambda f: f.name)]
-        return "\n".join(parts) if parts else "no compiled functions"
+        return "\n".join([*(parts or ["no compiled functions"]), _caches()])
 
     def reset(self) -> None:
         """Forget the plans of every compiled function."""
@@ -35,6 +36,19 @@ class _Compile:
 
     def __repr__(self) -> str:
         return "<fw.compile>"
+
+
+def _caches() -> str:
+    from .. import plugins
+    from .passes.fuse import kernel_cache_info
+
+    rows = [{"name": "fused kernels", "plugin": "fw_core", **kernel_cache_info()},
+            *plugins.kernel_caches()]
+    lines = ["kernel caches:"]
+    for row in rows:
+        counters = ", ".join(f"{k} {v}" for k, v in row.items() if k not in ("name", "plugin"))
+        lines.append(f"  {row['name']} ({row['plugin']}): {counters}")
+    return "\n".join(lines)
 
 
 compile = _Compile()  # noqa: A001 - fw.compile, as torch.compile

@@ -8,10 +8,12 @@ imported only when the first primitive runs.
 
 from __future__ import annotations
 
-from fw_core import hookimpl, plugins
-from fw_core.records import KernelSpec, ThreadPool
+import dataclasses
 
-from . import kernels, runtime, threads
+from fw_core import hookimpl, plugins
+from fw_core.records import KernelCache, KernelSpec, ThreadPool
+
+from . import cache, kernels, runtime, threads
 
 NAME = "fw_onednn"
 
@@ -30,6 +32,12 @@ def fw_register_thread_pools():
     # libgomp's idle threads spin, and oneDNN does the heavy GEMMs: this pool keeps the cores
     return [ThreadPool(name="onednn-openmp", get=threads.get_num_threads,
                        set=threads.set_num_threads, spins=True, priority=PRIORITY)]
+
+
+@hookimpl
+def fw_register_kernel_caches():
+    return [KernelCache(name="onednn.primitives",
+                        info=lambda: dataclasses.asdict(cache.cache_info()))]
 
 
 @hookimpl
