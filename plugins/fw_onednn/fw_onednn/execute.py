@@ -22,8 +22,9 @@ functions' addresses, so it is not cached on disk.
 
 A primitive's ``handles`` array is ``[primitive, stream, nargs, args, memory_0, memory_1, ...]``:
 ``args`` is the address of its ``dnnl_exec_arg_t`` array and ``memory_i`` the memory object that
-takes the i-th array argument. There is one function per argument count: a single one over
-``*arrays`` (``numba.literal_unroll``) compiles twice as long and costs more per call.
+takes the i-th array argument. There is one function per argument count, written out from a
+template (:func:`_source`): a single one over ``*arrays`` (``numba.literal_unroll``) compiles
+twice as long and costs more per call.
 """
 
 from __future__ import annotations
@@ -35,39 +36,29 @@ _execute = capi.primitive_execute
 _compiled: dict[int, object] = {}
 
 
-def _run3(handles, a0, a1, a2):
-    status = _set_data(handles[4], a0.ctypes.data)
-    if status == 0:
-        status = _set_data(handles[5], a1.ctypes.data)
-    if status == 0:
-        status = _set_data(handles[6], a2.ctypes.data)
-    if status == 0:
-        status = _execute(handles[0], handles[1], handles[2], handles[3])
-    return status
-
-
-def _run4(handles, a0, a1, a2, a3):
-    status = _set_data(handles[4], a0.ctypes.data)
-    if status == 0:
-        status = _set_data(handles[5], a1.ctypes.data)
-    if status == 0:
-        status = _set_data(handles[6], a2.ctypes.data)
-    if status == 0:
-        status = _set_data(handles[7], a3.ctypes.data)
-    if status == 0:
-        status = _execute(handles[0], handles[1], handles[2], handles[3])
-    return status
-
-
-_PYTHON = {3: _run3, 4: _run4}
+def _source(count: int) -> str:
+    """The source of ``run(handles, a0, ..., a{count-1})``: each array's data pointer into its
+    memory object, then the execute, stopping at the first status that is not success."""
+    arrays = [f"a{i}" for i in range(count)]
+    lines = [f"def run(handles, {', '.join(arrays)}):",
+             "    status = _set_data(handles[4], a0.ctypes.data)"]
+    for i in range(1, count):
+        lines += ["    if status == 0:",
+                  f"        status = _set_data(handles[{4 + i}], a{i}.ctypes.data)"]
+    lines += ["    if status == 0:",
+              "        status = _execute(handles[0], handles[1], handles[2], handles[3])",
+              "    return status"]
+    return "\n".join(lines) + "\n"
 
 
 def runner(count: int):
     """``run(handles, *arrays) -> dnnl status``, compiled, for primitives with ``count`` array
-    arguments (3: src, weights, dst; 4: with a bias)."""
+    arguments (a matmul's src, weights, dst: 3; with a bias: 4; an eltwise's src, dst: 2)."""
     run = _compiled.get(count)
     if run is None:
         import numba
 
-        run = _compiled[count] = numba.njit(_PYTHON[count])
+        namespace = {"_set_data": _set_data, "_execute": _execute}
+        exec(_source(count), namespace)  # noqa: S102 - the source is generated above
+        run = _compiled[count] = numba.njit(namespace["run"])
     return run
