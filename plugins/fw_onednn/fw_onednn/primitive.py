@@ -5,6 +5,8 @@ the implementation it picked; when that is its reference code (``ref:any``: plai
 which it picks for zero-size dimensions, zero strides, or rows and columns that both have a
 stride) or no implementation at all, the answer is a :class:`Refusal` and fw_cpu serves the
 call instead. The caller caches either answer, so each layout is asked about once.
+:func:`build` does the same for any primitive kind (eltwise, softmax, normalisations, a matmul
+with post-ops), given how to create its primitive descriptor.
 
 A :class:`Primitive` owns its native objects and destroys them when the last reference goes
 (a cache eviction while another thread still runs it is therefore safe).
@@ -111,20 +113,47 @@ def _descriptor(layout: Layout) -> tuple[capi.handle, int]:
     return md, status
 
 
-def matmul(plan: Plan) -> Primitive | Refusal:
-    """The matmul primitive of ``plan``, or a Refusal.
+def matmul_arguments(plan: Plan) -> list[tuple[int, Layout]]:
+    """``(DNNL_ARG_*, Layout)`` of a matmul's arrays in the order its kernel passes them: src,
+    weights, (bias,) dst, or weights first when ``plan.weights_first``."""
+    inputs = [(capi.ARG_SRC, plan.src), (capi.ARG_WEIGHTS, plan.weights)]
+    arguments = [*(inputs[::-1] if plan.weights_first else inputs), (capi.ARG_BIAS, plan.bias),
+                 (capi.ARG_DST, plan.dst)]
+    return [(arg_id, layout) for arg_id, layout in arguments if layout is not None]
 
-    Its array arguments are src, weights, (bias,) dst, in that order, or weights first when
-    ``plan.weights_first``.
+
+def create_matmul(pd, descriptors: dict, attr=None) -> int:
+    """``dnnl_matmul_primitive_desc_create`` into ``pd`` over ``descriptors`` ({DNNL_ARG_*:
+    memory descriptor}) with the primitive attributes ``attr`` (None: none); the status."""
+    return capi.matmul_primitive_desc_create(
+        ctypes.byref(pd), ENGINE, descriptors[capi.ARG_SRC], descriptors[capi.ARG_WEIGHTS],
+        descriptors.get(capi.ARG_BIAS), descriptors[capi.ARG_DST], attr)
+
+
+def matmul(plan: Plan) -> Primitive | Refusal:
+    """The matmul primitive of ``plan``, or a Refusal; its array arguments are in the order of
+    :func:`matmul_arguments`.
 
     Raises:
         OutOfMemoryError: oneDNN could not allocate while creating the primitive (without an
             op: fw's dispatch names the op that was running).
     """
-    inputs = [(capi.ARG_SRC, plan.src), (capi.ARG_WEIGHTS, plan.weights)]
-    arguments = [*(inputs[::-1] if plan.weights_first else inputs), (capi.ARG_BIAS, plan.bias),
-                 (capi.ARG_DST, plan.dst)]
-    arguments = [(arg_id, layout) for arg_id, layout in arguments if layout is not None]
+    return build(matmul_arguments(plan), create_matmul, plan.out_shape, "matmul")
+
+
+def build(arguments: list[tuple[int, Layout]], create, out_shape: tuple[int, ...],
+          what: str) -> Primitive | Refusal:
+    """A primitive whose array arguments are ``arguments`` (``(DNNL_ARG_*, Layout)``, in the
+    order its kernel passes the arrays), or a Refusal.
+
+    ``create(pd, descriptors) -> dnnl status`` makes its primitive descriptor into the handle
+    ``pd`` from ``descriptors`` ({DNNL_ARG_*: memory descriptor}, destroyed after). oneDNN
+    refuses when it cannot describe a layout, has no ``what`` ("matmul", "softmax") for them,
+    or only its reference code.
+
+    Raises:
+        OutOfMemoryError: oneDNN could not allocate while creating the primitive.
+    """
     descriptors = []
     try:
         for _, layout in arguments:
@@ -133,22 +162,19 @@ def matmul(plan: Plan) -> Primitive | Refusal:
                 return Refusal(f"oneDNN cannot describe dims {layout.dims} with strides "
                                f"{layout.strides} ({capi.status_name(status)})")
             descriptors.append(md)
-        by_arg = dict(zip((arg_id for arg_id, _ in arguments), descriptors))
         pd = capi.handle()
-        status = capi.matmul_primitive_desc_create(
-            ctypes.byref(pd), ENGINE, by_arg[capi.ARG_SRC], by_arg[capi.ARG_WEIGHTS],
-            by_arg.get(capi.ARG_BIAS), by_arg[capi.ARG_DST], None)
+        status = create(pd, dict(zip((arg_id for arg_id, _ in arguments), descriptors)))
         if status == capi.OUT_OF_MEMORY:
-            capi.check(status, None, "dnnl_matmul_primitive_desc_create")
+            capi.check(status, None, f"creating oneDNN's {what} primitive descriptor")
         if status != capi.SUCCESS:
-            return Refusal("oneDNN has no matmul for these shapes and strides "
+            return Refusal(f"oneDNN has no {what} for these shapes and strides "
                            f"({capi.status_name(status)})")
         try:
             impl = _implementation(pd)
             if impl.startswith("ref"):
                 return Refusal(f"oneDNN has only its reference code ({impl}) for these shapes "
                                "and strides")
-            return _instantiate(pd, impl, plan.out_shape, descriptors,
+            return _instantiate(pd, impl, out_shape, descriptors,
                                 [arg_id for arg_id, _ in arguments])
         finally:
             capi.primitive_desc_destroy(pd)
