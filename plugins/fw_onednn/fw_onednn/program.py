@@ -1,0 +1,287 @@
+"""A oneDNN primitive run on fw's plain arrays in the layouts oneDNN chose for it: the reorders
+into those layouts, the primitive, the reorders back, executed in one compiled call.
+
+oneDNN's convolutions are fast only in the blocked layouts they choose for themselves
+(``FORMAT_ANY``: channels in blocks of 16 on AVX-512), while fw's arrays are plain (N, C, H, W),
+possibly strided. In eager mode each call therefore reorders its operands into the chosen
+layouts and its result back, as PyTorch does for dense tensors; an operand whose layout oneDNN
+chose as it is (the one-channel input of a first layer, a pooling's plain input) is used in
+place. The blocked copies (and max pooling's workspace) live in one scratch buffer allocated per
+call, each at a 64-byte aligned offset.
+
+A :class:`Builder` turns descriptors into a :class:`Program`: one memory object per distinct
+buffer, bound to this call's arrays by the compiled :func:`runner`, and the primitives in the
+order they run. Like :class:`~fw_onednn.primitive.Primitive`, a Program owns its native objects
+and destroys them when the last reference goes; a Builder that does not finish destroys what it
+created.
+
+The compiled function holds the GIL, as :mod:`fw_onednn.execute`'s do, for the same reason: the
+memory objects of a cached program are shared by every thread.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+
+import numpy as np
+
+from . import capi, capi_conv
+from .primitive import Refusal, _implementation
+from .runtime import ENGINE, STREAM
+
+#: arrays a program takes per call (inputs, then the result the kernel allocated)
+OPERANDS = 4
+_SCRATCH = OPERANDS  # the source index of the scratch buffer in a binding
+_ALIGN = 64
+_NONE = np.empty(0, np.uint8)  # an operand slot a program does not use
+_compiled = []
+
+
+def _run(handles, a0, a1, a2, a3, scratch):
+    """Bind every memory object to its array (or to its offset in ``scratch``), then execute the
+    primitives in order; the first status that is not ``dnnl_success``, or 0."""
+    pointers = (a0.ctypes.data, a1.ctypes.data, a2.ctypes.data, a3.ctypes.data)
+    base = (scratch.ctypes.data + _MASK_LOW) & _MASK_HIGH
+    bindings, steps = np.int64(handles[1]), np.int64(handles[2])
+    status = 0
+    for i in range(bindings):
+        at = 3 + 3 * i
+        source = np.int64(handles[at + 1])
+        pointer = base + handles[at + 2] if source == _SCRATCH else pointers[source]
+        status = _set_data(handles[at], pointer)
+        if status != 0:
+            return status
+    first = 3 + 3 * bindings
+    for j in range(steps):
+        at = first + 3 * j
+        status = _execute(handles[at], handles[0], handles[at + 1], handles[at + 2])
+        if status != 0:
+            return status
+    return status
+
+
+_set_data = capi.memory_set_data_handle
+_execute = capi.primitive_execute
+_MASK_LOW = np.uint64(_ALIGN - 1)
+_MASK_HIGH = np.uint64(~(_ALIGN - 1) & 0xFFFF_FFFF_FFFF_FFFF)
+
+
+def runner():
+    """``run(handles, a0, a1, a2, a3, scratch) -> dnnl status``, compiled on first use (Numba
+    is imported then, never at ``import fw_core``)."""
+    if not _compiled:
+        import numba
+
+        _compiled.append(numba.njit(_run))
+    return _compiled[0]
+
+
+class Program:
+    """Reorders and a primitive over up to :data:`OPERANDS` arrays, ready to run.
+
+    Attributes:
+        impl: the implementation oneDNN chose for the primitive ("jit:avx512_core").
+        out_shape: the shape of the array the kernel allocates for the result.
+        reorders: the operands copied into (or out of) oneDNN's layout per call ("src",
+            "weights", "dst").
+        scratch: bytes of scratch a call allocates (blocked copies, workspace).
+        used: when the primitive cache last handed it out.
+    """
+
+    serves = True
+    __slots__ = ("impl", "out_shape", "reorders", "scratch", "used", "_handles", "_args",
+                 "__weakref__")
+
+    def __init__(self, impl: str, out_shape: tuple[int, ...], reorders: tuple[str, ...],
+                 scratch: int, bindings: list[tuple[int, int, int]],
+                 steps: list[tuple[int, np.ndarray]], memories: list[int]):
+        self.impl, self.out_shape, self.reorders = impl, out_shape, reorders
+        self.scratch = scratch + _ALIGN if scratch else 0
+        self._args = [args for _, args in steps]  # dnnl_exec_arg_t arrays the handles point at
+        handles = [STREAM, len(bindings), len(steps)]
+        for binding in bindings:
+            handles.extend(binding)
+        for primitive, args in steps:
+            handles.extend((primitive, len(args), args.ctypes.data))
+        self._handles = np.array(handles, np.uint64)
+        weakref.finalize(self, _destroy, [p for p, _ in steps], memories)
+
+    def __call__(self, a0, a1=_NONE, a2=_NONE, a3=_NONE) -> None:
+        """Run on this call's arrays, in the order the program was built with."""
+        scratch = np.empty(self.scratch, np.uint8) if self.scratch else _NONE
+        status = runner()(self._handles, a0, a1, a2, a3, scratch)
+        if status:
+            capi.check(status, None, "dnnl_primitive_execute")
+
+    def __repr__(self) -> str:
+        moved = ", ".join(self.reorders) or "none"
+        return f"Program({self.impl}, out_shape={self.out_shape}, reorders: {moved})"
+
+
+def _destroy(primitives: list[int], memories: list[int]) -> None:
+    for primitive in primitives:
+        capi.primitive_destroy(primitive)
+    for memory in memories:
+        capi.memory_destroy(memory)
+
+
+class Builder:
+    """Collects a program's buffers and primitives; used as a context manager, it destroys the
+    descriptors it made on exit, and the memory objects and primitives too unless
+    :meth:`assemble` handed them to a Program.
+
+    The descriptor methods return None when oneDNN cannot describe or serve what was asked (the
+    caller then caches a Refusal); an allocation failure raises OutOfMemoryError.
+    """
+
+    def __init__(self):
+        self._mds: list[capi.handle] = []
+        self._pds: list[capi.handle] = []
+        self._memories: list[int] = []
+        self._primitives: list[int] = []
+        self._bindings: list[tuple[int, int, int]] = []
+        self._before: list[tuple[int, np.ndarray]] = []
+        self._after: list[tuple[int, np.ndarray]] = []
+        self._reorders: list[str] = []
+        self._scratch = 0
+        self._finished = False
+        #: the implementation of the last primitive descriptor made ("jit:avx512_core")
+        self.impl = "?"
+
+    def __enter__(self) -> Builder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for md in self._mds:
+            capi.memory_desc_destroy(md)
+        for pd in self._pds:
+            capi.primitive_desc_destroy(pd)
+        if not self._finished:
+            _destroy(self._primitives, self._memories)
+
+    # -- descriptors -----------------------------------------------------------------------------
+    def plain(self, dims, strides, dtype: int = capi.F32):
+        """A descriptor of ``dims`` with these element strides, or None."""
+        md = capi.handle()
+        status = capi.memory_desc_create_with_strides(
+            ctypes.byref(md), len(dims), capi.Dims(*dims), dtype, capi.Dims(*strides))
+        return self._kept(md, self._mds, status)
+
+    def chosen(self, dims):
+        """A float32 descriptor of ``dims`` whose layout the primitive chooses, or None."""
+        md = capi.handle()
+        status = capi_conv.memory_desc_create_with_tag(
+            ctypes.byref(md), len(dims), capi.Dims(*dims), capi.F32, capi_conv.FORMAT_ANY)
+        return self._kept(md, self._mds, status)
+
+    def primitive_desc(self, create, *args):
+        """``create(&pd, ENGINE, *args)``'s primitive descriptor, or None when oneDNN has no
+        implementation for it; sets :attr:`impl`."""
+        pd = capi.handle()
+        pd = self._kept(pd, self._pds, create(ctypes.byref(pd), ENGINE, *args))
+        if pd is not None:
+            self.impl = _implementation(pd)
+        return pd
+
+    def unserved(self, pd, what: str) -> Refusal | None:
+        """Why fw_cpu serves the call instead of the primitive of ``pd`` (oneDNN has no
+        implementation, or only its reference loops), or None."""
+        if pd is None:
+            return Refusal(f"oneDNN has no {what} for these shapes and attributes")
+        if any(part.startswith("ref") for part in self.impl.split("+")):
+            return Refusal(f"oneDNN has only its reference code ({self.impl}) for this {what}")
+        return None
+
+    @staticmethod
+    def _kept(descriptor, kept: list, status: int):
+        if status == capi.OUT_OF_MEMORY:
+            capi.check(status, None, "creating a oneDNN descriptor")
+        if status != capi.SUCCESS:
+            return None
+        kept.append(descriptor)
+        return descriptor
+
+    # -- buffers ---------------------------------------------------------------------------------
+    def operand(self, index: int, md) -> int:
+        """A memory object of layout ``md`` on the call's ``index``-th array."""
+        return self._memory(md, index, 0)
+
+    def _buffer(self, md) -> int:
+        """A memory object of layout ``md`` in the call's scratch buffer."""
+        offset = self._scratch
+        self._scratch += -(-capi_conv.memory_desc_get_size(md) // _ALIGN) * _ALIGN
+        return self._memory(md, _SCRATCH, offset)
+
+    def _memory(self, md, source: int, offset: int) -> int:
+        memory = capi.handle()
+        capi.check(capi.memory_create(ctypes.byref(memory), md, ENGINE, None), None,
+                   "dnnl_memory_create")
+        self._memories.append(memory.value)
+        self._bindings.append((memory.value, source, offset))
+        return memory.value
+
+    def _source(self, index: int, given, pd, query: int, name: str) -> int | None:
+        """The memory the primitive of ``pd`` reads an input from: the call's ``index``-th
+        array when its layout ``given`` is the one oneDNN chose (``query``), else a scratch
+        copy that a reorder fills before the primitive runs; None if no reorder exists."""
+        wanted = capi_conv.primitive_desc_query_md(pd, query, 0)
+        array = self.operand(index, given)
+        if capi_conv.memory_desc_equal(given, wanted):
+            return array
+        copy = self._buffer(wanted)
+        return copy if self._reorder(given, array, wanted, copy, self._before, name) else None
+
+    def _target(self, index: int, given, pd, query: int, name: str) -> int | None:
+        """The memory the primitive of ``pd`` writes a result to: the call's ``index``-th array
+        when its layout ``given`` is the one oneDNN chose, else a scratch buffer that a reorder
+        copies into the array after the primitive ran; None if no reorder exists."""
+        produced = capi_conv.primitive_desc_query_md(pd, query, 0)
+        array = self.operand(index, given)
+        if capi_conv.memory_desc_equal(given, produced):
+            return array
+        result = self._buffer(produced)
+        return result if self._reorder(produced, result, given, array, self._after, name) \
+            else None
+
+    def assemble(self, pd, inputs, output, out_shape: tuple[int, ...],
+                 extra=()) -> Program | None:
+        """The program of the primitive of ``pd``. Each of ``inputs`` and the ``output`` is
+        ``(DNNL_ARG_*, index of the call's array, its layout, the query of the layout oneDNN
+        chose, name)``, read or written in place or through a reorder (a query of None: in
+        place, as given); ``extra`` are further ``(DNNL_ARG_*, memory)`` arguments;
+        ``out_shape`` is the shape of the result the kernel allocates. None when oneDNN has no
+        reorder for a layout."""
+        args = []
+        for arg, index, given, query, name in inputs:
+            memory = self.operand(index, given) if query is None else \
+                self._source(index, given, pd, query, name)
+            args.append((arg, memory))
+        arg, index, given, query, name = output
+        args.append((arg, self._target(index, given, pd, query, name)))
+        if any(memory is None for _, memory in args):
+            return None
+        primitive = (self._instantiate(pd), np.array([*args, *extra], np.uint64))
+        program = Program(self.impl, out_shape, tuple(self._reorders), self._scratch,
+                          self._bindings, [*self._before, primitive, *self._after],
+                          self._memories)
+        self._finished = True  # the program owns the primitives and memory objects now
+        return program
+
+    def _reorder(self, src_md, src, dst_md, dst, steps: list, name: str) -> bool:
+        pd = capi.handle()
+        status = capi_conv.reorder_primitive_desc_create(ctypes.byref(pd), src_md, ENGINE,
+                                                         dst_md, ENGINE, None)
+        if self._kept(pd, self._pds, status) is None:
+            return False
+        args = [(capi_conv.ARG_FROM, src), (capi_conv.ARG_TO, dst)]
+        steps.append((self._instantiate(pd), np.array(args, np.uint64)))
+        self._reorders.append(name)
+        return True
+
+    def _instantiate(self, pd) -> int:
+        primitive = capi.handle()
+        capi.check(capi.primitive_create(ctypes.byref(primitive), pd), None,
+                   "dnnl_primitive_create")
+        self._primitives.append(primitive.value)
+        return primitive.value
