@@ -5,6 +5,7 @@ the ``fw.plugins`` entry point. This package adds what a user may want to look a
 
 - :func:`cache_info` / :func:`cache_clear` / :func:`set_cache_capacity`: the primitive cache;
 - :func:`set_min_work`: the smallest product oneDNN takes (smaller ones run faster on fw_cpu);
+- :func:`set_min_elements`: the same for the eltwise, softmax and normalisation kernels;
 - :func:`version` / :func:`cpu_isa`: the oneDNN library loaded and the ISA it dispatches to;
 - :func:`get_num_threads` / :func:`set_num_threads`: oneDNN's OpenMP pool (``fw.set_num_threads``
   sets it together with fw's other pools).
@@ -17,7 +18,9 @@ import fw_core  # noqa: F401, I001
 from .cache import CacheInfo, cache_clear, cache_info, set_cache_capacity
 from .kernels import set_min_work
 from .runtime import cpu_isa, version
+from .sizes import set_min_elements
 from .threads import get_num_threads, set_num_threads
 
 __all__ = ["CacheInfo", "cache_clear", "cache_info", "cpu_isa", "get_num_threads",
-           "set_cache_capacity", "set_min_work", "set_num_threads", "version"]
+           "set_cache_capacity", "set_min_elements", "set_min_work", "set_num_threads",
+           "version"]

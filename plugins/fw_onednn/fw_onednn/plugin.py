@@ -13,7 +13,7 @@ import dataclasses
 from fw_core import hookimpl, plugins
 from fw_core.records import KernelCache, KernelSpec, ThreadPool
 
-from . import cache, conv, kernels, pooling, runtime, threads
+from . import cache, conv, eltwise, kernels, norms, pooling, runtime, threads
 
 NAME = "fw_onednn"
 
@@ -24,7 +24,8 @@ PRIORITY = 10
 @hookimpl
 def fw_register_kernels():
     return [KernelSpec(op=op, device="cpu", fn=fn, priority=PRIORITY, guard=guard, takes=takes)
-            for op, guard, fn, takes in (*kernels.KERNELS, *conv.KERNELS, *pooling.KERNELS)]
+            for op, guard, fn, takes in (*kernels.KERNELS, *conv.KERNELS, *pooling.KERNELS,
+                                          *eltwise.KERNELS, *norms.KERNELS)]
 
 
 @hookimpl

@@ -35,18 +35,30 @@ def onednn_loaded():
 
 @pytest.fixture(autouse=True)
 def every_product():
-    """oneDNN takes every product it has a JIT kernel for, however small (the tests' shapes
-    are), with an empty cache; the default policy is back after the test."""
+    """oneDNN takes every product, eltwise, softmax and normalisation it has a JIT kernel for,
+    however small (the tests' shapes are), with an empty cache; the default policies are back
+    after the test."""
     fw.manual_seed(0)
     fw_onednn.set_min_work(0, matrix_vector=True)
+    fw_onednn.set_min_elements(0)
     yield
     fw_onednn.set_min_work(kernels.DEFAULT_MIN_WORK)
+    fw_onednn.set_min_elements(None)
 
 
 @pytest.fixture(scope="session")
 def cpu_kernels():
     """fw_cpu's linalg kernels, called directly: the reference fw_onednn must match."""
     return linalg.kernels(np, scipy.special)
+
+
+@pytest.fixture(scope="session")
+def fw_cpu_kernels():
+    """Every kernel fw_cpu registers for ``cpu`` (its Numba row loops and fast float32 math
+    included), by op, called directly: what fw runs when fw_onednn refuses a call."""
+    import fw_cpu.plugin
+
+    return {spec.op: spec.fn for spec in fw_cpu.plugin.fw_register_kernels()}
 
 
 @pytest.fixture
