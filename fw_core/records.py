@@ -60,7 +60,7 @@ class OpDef:
         name: the op's unique name ("relu", "matmul").
         family: the module of ``fw_core.ops`` that declares it: "creation", "elementwise",
             "broadcast", "reduction", "shape", "indexing", "linalg", "conv", "nn", "attention",
-            "loss" or "optim".
+            "rnn", "loss" or "optim".
         doc: the maths, in one or two sentences.
         signature: the user-facing signature, e.g. ``"relu(x: Tensor) -> Tensor"``.
         meta: ``meta(*input_specs, **attrs) -> TensorSpec``: output shape and dtype from input

@@ -2,7 +2,7 @@
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
 Families: creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
-attention, loss, optim.
+attention, rnn, loss, optim.
 """
 
 from . import (
@@ -17,13 +17,14 @@ from . import (
     nn,
     optim,
     reduction,
+    rnn,
     shape,
 )
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
-            attention, loss, optim)
+            attention, rnn, loss, optim)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

@@ -1,7 +1,7 @@
 """fw's op cases by family (each module exports ``CASES``; ``ALL`` joins them): the conformance
 suite every device runs (see docs/plugins.md)."""
 
-from . import conv, creation, elementwise, linalg, loss, nn, reduction, shape
+from . import conv, creation, elementwise, linalg, loss, nn, reduction, rnn, shape
 
-ALL = [c for family in (creation, elementwise, reduction, shape, linalg, conv, nn, loss)
+ALL = [c for family in (creation, elementwise, reduction, shape, linalg, conv, nn, rnn, loss)
        for c in family.CASES]

@@ -8,9 +8,9 @@ on CUDA). A device plugin for another NumPy-like namespace reuses them by callin
 
 from __future__ import annotations
 
-from . import conv, creation, elementwise, linalg, loss, nn, optim, reduction, shape
+from . import conv, creation, elementwise, linalg, loss, nn, optim, reduction, rnn, shape
 
-FAMILIES = (creation, elementwise, reduction, shape, linalg, conv, nn, loss, optim)
+FAMILIES = (creation, elementwise, reduction, shape, linalg, conv, nn, rnn, loss, optim)
 
 
 def all_kernels(xp, special) -> dict:
