@@ -2,8 +2,11 @@
 
 Parameters are named, shaped and ordered as PyTorch's (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, ``..._reverse``; gates LSTM i, f, g, o and GRU r, z, n), so a
-PyTorch state dict loads unchanged. Each layer and direction projects the whole sequence's
-inputs with one matmul, then loops over time steps with one matmul and the gate ops per step.
+PyTorch state dict loads unchanged. Each layer and direction is one op of
+:mod:`fw_core.ops.rnn` (``rnn_layer``, ``lstm_layer``, ``gru_layer``), which a device runs as
+one kernel over the whole sequence. An LSTM with ``proj_size`` runs as a loop of fw ops instead
+(one matmul for every step's input projection, then one matmul and the gate ops per step), as
+the ops take no projection.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import warnings
 from ..._state import state
 from ...errors import ShapeError
 from ...ops.creation import empty, zeros
-from ...ops.elementwise import relu, sigmoid, tanh
+from ...ops.elementwise import sigmoid, tanh
 from ...ops.linalg import linear
 from ...ops.meta import argument_error, describe
+from ...ops.rnn import gru_layer, lstm_layer, rnn_layer
 from ...ops.shape import cat, squeeze, stack, transpose, unbind, unsqueeze
 from .. import functional as F
 from .. import init
@@ -36,7 +40,9 @@ def _fail(layer: str, message: str, hint: str, *values) -> ShapeError:
 
 
 class _RNNBase(Module):
-    """Parameters, checks and the layer/direction loop the three recurrent layers share."""
+    """Parameters, checks and the layer/direction loop the three recurrent layers share; each
+    subclass runs one layer in one direction with ``_layer(x, state, weights, reverse) -> (y,
+    final state tuple)``."""
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -132,21 +138,14 @@ class _RNNBase(Module):
         initial state tuple ((h,) or (h, c)), each (N, size). Returns the last layer's output
         (L, N, D * H_out) time-major and the final state tuples."""
         directions = 2 if self.bidirectional else 1
-        length = x.shape[0]
         finals = []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-                steps = unbind(linear(x, w_ih, b_ih), 0)  # one matmul for all time steps
-                order = range(length - 1, -1, -1) if direction else range(length)
-                state_ = states[layer * directions + direction]
-                seq = [None] * length
-                for t in order:
-                    state_ = self._cell(steps[t], state_, w_hh, b_hh, w_hr)
-                    seq[t] = state_[0]
-                outputs.append(stack(seq, 0))
-                finals.append(state_)
+                y, final = self._layer(x, states[layer * directions + direction],
+                                       self._weights(layer, direction), bool(direction))
+                outputs.append(y)
+                finals.append(final)
             x = outputs[0] if directions == 1 else cat(outputs, dim=2)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
@@ -226,10 +225,11 @@ class RNN(_RNNBase):
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
-        self._act = tanh if nonlinearity == "tanh" else relu
 
-    def _cell(self, x_proj, state_, w_hh, b_hh, w_hr):
-        return (self._act(x_proj + linear(state_[0], w_hh, b_hh)),)
+    def _layer(self, x, state_, weights, reverse: bool):
+        w_ih, w_hh, b_ih, b_hh, _ = weights
+        y, h = rnn_layer(x, state_[0], w_ih, w_hh, b_ih, b_hh, reverse, self.nonlinearity)
+        return y, (h,)
 
     def forward(self, x, hx=None):
         x, batched, states = self._prepare(x, (hx,))
@@ -263,16 +263,31 @@ class LSTM(_RNNBase):
     def _state_sizes(self) -> tuple[int, ...]:
         return (self.proj_size or self.hidden_size, self.hidden_size)
 
+    def _layer(self, x, state_, weights, reverse: bool):
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
+        if w_hr is not None:
+            return self._projected_layer(x, state_, weights, reverse)
+        y, h, c = lstm_layer(x, *state_, w_ih, w_hh, b_ih, b_hh, reverse)
+        return y, (h, c)
+
+    def _projected_layer(self, x, state_, weights, reverse: bool):
+        """A layer with a projection, as a loop of fw ops: (y, final (h, c))."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
+        length = x.shape[0]
+        steps = unbind(linear(x, w_ih, b_ih), 0)  # one matmul for all time steps
+        seq = [None] * length
+        for t in (range(length - 1, -1, -1) if reverse else range(length)):
+            state_ = self._cell(steps[t], state_, w_hh, b_hh, w_hr)
+            seq[t] = state_[0]
+        return stack(seq, 0), state_
+
     def _cell(self, x_proj, state_, w_hh, b_hh, w_hr):
         h, c = state_
         n = self.hidden_size
         gates = x_proj + linear(h, w_hh, b_hh)
         act = sigmoid(gates)  # i, f and o; the g quarter is taken through tanh below
         c = act[:, n:2 * n] * c + act[:, :n] * tanh(gates[:, 2 * n:3 * n])
-        h = act[:, 3 * n:] * tanh(c)
-        if w_hr is not None:
-            h = linear(h, w_hr)
-        return h, c
+        return linear(act[:, 3 * n:] * tanh(c), w_hr), c
 
     def forward(self, x, hx=None):
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
@@ -298,13 +313,10 @@ class GRU(_RNNBase):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
 
-    def _cell(self, x_proj, state_, w_hh, b_hh, w_hr):
-        h = state_[0]
-        n = self.hidden_size
-        h_proj = linear(h, w_hh, b_hh)
-        rz = sigmoid(x_proj[:, :2 * n] + h_proj[:, :2 * n])
-        candidate = tanh(x_proj[:, 2 * n:] + rz[:, :n] * h_proj[:, 2 * n:])
-        return (candidate + rz[:, n:] * (h - candidate),)
+    def _layer(self, x, state_, weights, reverse: bool):
+        w_ih, w_hh, b_ih, b_hh, _ = weights
+        y, h = gru_layer(x, state_[0], w_ih, w_hh, b_ih, b_hh, reverse)
+        return y, (h,)
 
     def forward(self, x, hx=None):
         x, batched, states = self._prepare(x, (hx,))

@@ -1,4 +1,5 @@
-"""Small versions of the four benchmark workloads, for checking compiled against eager."""
+"""Small versions of the benchmark workloads (and a GRU twin of nn.LSTM's), for checking compiled
+against eager."""
 
 from __future__ import annotations
 
@@ -25,6 +26,20 @@ class LSTMCellLoop(fw.nn.Module):
             c = fw.sigmoid(f) * c + fw.sigmoid(i) * fw.tanh(g)
             h = fw.sigmoid(o) * fw.tanh(c)
         return self.head(h)
+
+
+class RecurrentHead(fw.nn.Module):
+    """nn.LSTM or nn.GRU (two layers, bidirectional, batch first), then a head on the last step:
+    one layer op per layer and direction, forward and backward, in the plan."""
+
+    def __init__(self, cell: str, n_in: int, hidden: int, classes: int):
+        super().__init__()
+        self.rnn = getattr(fw.nn, cell)(n_in, hidden, num_layers=2, bidirectional=True,
+                                        batch_first=True)
+        self.head = fw.nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):  # x: (batch, steps, n_in)
+        return self.head(self.rnn(x)[0][:, -1])
 
 
 class TinyLM(fw.nn.Module):
@@ -76,7 +91,16 @@ def lstm_cell():
         (lambda: fw.randn(5, 3, 6)), (lambda: fw.randint(0, 4, (3,))), fw.cross_entropy
 
 
-WORKLOADS = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "lstm_cell": lstm_cell}
+def recurrent(cell: str):
+    def workload():
+        return RecurrentHead(cell, 6, 12, 4), (lambda m: fw.optim.Adam(m.parameters(), lr=1e-2)), \
+            (lambda: fw.randn(3, 5, 6)), (lambda: fw.randint(0, 4, (3,))), fw.cross_entropy
+
+    return workload
+
+
+WORKLOADS = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "lstm_cell": lstm_cell,
+             "lstm": recurrent("LSTM"), "gru": recurrent("GRU")}
 
 
 def twin_steps(name: str):
