@@ -13,7 +13,7 @@ import dataclasses
 from fw_core import hookimpl, plugins
 from fw_core.records import KernelCache, KernelSpec, ThreadPool
 
-from . import cache, conv, eltwise, kernels, norms, pooling, runtime, threads
+from . import cache, conv, eltwise, kernels, norms, pooling, rnn, runtime, threads
 
 NAME = "fw_onednn"
 
@@ -25,7 +25,7 @@ PRIORITY = 10
 def fw_register_kernels():
     return [KernelSpec(op=op, device="cpu", fn=fn, priority=PRIORITY, guard=guard, takes=takes)
             for op, guard, fn, takes in (*kernels.KERNELS, *conv.KERNELS, *pooling.KERNELS,
-                                          *eltwise.KERNELS, *norms.KERNELS)]
+                                          *eltwise.KERNELS, *norms.KERNELS, *rnn.KERNELS)]
 
 
 @hookimpl
