@@ -3,15 +3,16 @@ avg_pool2d_backward, adaptive_avg_pool2d and adaptive_avg_pool2d_backward on flo
 cached oneDNN pooling programs.
 
 A pooling descriptor takes its input's layout as given (only the result's may be left to
-oneDNN), and oneDNN's JIT pooling runs on plain (N, C, H, W) as fast as on its blocked layout
-once the reorders a blocked layout needs are counted (``benchmarks/conv.py``): every operand is
-read and written in place, no reorder.
+oneDNN), and every operand is read and written in place, on plain (N, C, H, W): oneDNN's JIT
+pooling in its blocked layout, reorders in and out counted, is ~1.4x faster at the cnn's shapes
+(``benchmarks/conv.py``), but its workspace would be blocked too, and the plain one is what
+``max_pool2d_indices`` reads.
 
 Max pooling is exact, and both libraries keep the first strict maximum of a window scanned row
-by row, so ties pick the same element. They part on non-finite inputs: oneDNN skips NaN (fw_cpu
+by row, so ties pick the same element. They part on NaN and -inf: oneDNN skips NaN (fw_cpu
 propagates it) and starts from the lowest finite float (a window of -inf gives -3.4e38, fw_cpu
--inf). So the max guards take only all-finite inputs, which they check per call
-(``np.isfinite``, a tenth to a third of the pooling's time, measured by the same benchmark).
+-inf). So the max guards take an input only when its minimum is above -inf (a NaN makes the
+minimum NaN): one pass over the input per call, which the same benchmark measures.
 ``max_pool2d_indices`` (what max pooling's VJP asks for) runs the training primitive, whose
 workspace says which tap of its window each maximum came from, and a compiled loop turns that
 into fw's flat index ``h * W + w``; a window whose elements inside the input are all the lowest
@@ -43,15 +44,15 @@ AVG, AVG_BACKWARD = "avg_pool2d:f32", "avg_pool2d_backward:f32"
 ADAPTIVE, ADAPTIVE_BACKWARD = "adaptive_avg_pool2d:f32", "adaptive_avg_pool2d_backward:f32"
 
 # what the guards take, in words (fw plugins --verbose)
-TAKES_MAX = "float32, non-empty, every element finite, windows oneDNN has a JIT kernel for"
+TAKES_MAX = "float32, non-empty, no NaN or -inf, windows oneDNN has a JIT kernel for"
 TAKES_AVG = ("float32, non-empty, no divisor_override, no count_include_pad window reaching "
              "past the padding")
 TAKES_ADAPTIVE = "float32, non-empty, output size dividing the input size"
 
 # .entry: the program the guard just found, for its kernel (see fw_onednn.kernels)
 _found = threading.local()
-_lookup, _add, _empty, _finite = PRIMITIVES.lookup, PRIMITIVES.add, np.empty, np.isfinite
-_LOWEST = np.finfo(np.float32).min
+_lookup, _add, _empty = PRIMITIVES.lookup, PRIMITIVES.add, np.empty
+_LOWEST, _NEGATIVE_INFINITY = np.finfo(np.float32).min, np.float32(-np.inf)
 _compiled = []
 
 
@@ -221,22 +222,28 @@ def _taken(key, build, *args) -> bool:
     return entry.serves
 
 
+def _no_nan_or_minus_infinity(x) -> bool:
+    """Whether oneDNN's max pooling of x is fw_cpu's: its minimum is above -inf (and so not
+    NaN)."""
+    return bool(x.min() > _NEGATIVE_INFINITY)
+
+
 def takes_max_pool2d(x, *, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
-    """Whether fw_onednn's max_pool2d takes the call (checking that x is finite)."""
+    """Whether fw_onednn's max_pool2d takes the call (checking x for NaN and -inf)."""
     if x.dtype is not F32 or not x.size:
         return False
     key = (MAX, x.shape, x.strides, kernel_size, stride, padding, dilation, ceil_mode)
     return _taken(key, _build_forward, capi_conv.POOLING_MAX, x.shape, x.strides, kernel_size,
-                  stride, padding, dilation, ceil_mode) and bool(_finite(x).all())
+                  stride, padding, dilation, ceil_mode) and _no_nan_or_minus_infinity(x)
 
 
 def takes_max_pool2d_indices(x, *, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
-    """Whether fw_onednn's max_pool2d_indices takes the call (checking that x is finite)."""
+    """Whether fw_onednn's max_pool2d_indices takes the call (checking x for NaN and -inf)."""
     if x.dtype is not F32 or not x.size:
         return False
     key = (INDICES, x.shape, x.strides, kernel_size, stride, padding, dilation, ceil_mode)
     return _taken(key, _build_argmax, x.shape, x.strides, kernel_size, stride, padding,
-                  dilation, ceil_mode) and bool(_finite(x).all())
+                  dilation, ceil_mode) and _no_nan_or_minus_infinity(x)
 
 
 def _average(count_include_pad: bool) -> int:
