@@ -15,11 +15,12 @@ fails a plugin.
 - An **inspector**, **thread pool** or **kernel cache** name is kept by the first in load
   order.
 - A **memory policy** ``(device, name)`` is kept by the device's plugin, else the first.
-- A **kernel** for ``(op, device)``: the highest priority wins. At equal priority the device's
-  plugin wins, else the first in load order, and the tied kernels of other plugins are refused
-  (a plugin replaces a kernel by registering a higher priority). Kernels of lower priority stay
-  registered: they run the calls a higher kernel's guard refuses (``KernelSpec.guard``), and
-  nothing else. A kernel whose op or device is not loaded is ignored with a note.
+- A **kernel** for ``(op, device)``: the highest priority wins. At equal priority, at every
+  priority, the device's plugin wins, else the first in load order, and the tied kernels of
+  other plugins are refused (a plugin replaces a kernel by registering a higher priority).
+  Kernels of lower priority stay registered: they run the calls a higher kernel's guard
+  refuses (``KernelSpec.guard``), and nothing else. A kernel whose op or device is not loaded
+  is ignored with a note.
 - **Fusion rules** are never refused: all are tried, highest priority first.
 """
 
@@ -151,38 +152,39 @@ def _choose_kernels(settled: Settled) -> None:
             settled.notes[name].append(
                 f"kernel {spec.op}@{spec.device} ignored: no {missing} is loaded")
     for key, entries in candidates.items():
-        settled.kernels[key], why = _best_kernel(settled, key, entries)
-        kept = [(spec, name) for name, mine in settled.records.items()
-                for spec in mine["kernels"] if (spec.op, spec.device) == key]
-        kept.sort(key=lambda entry: -entry[0].priority)  # stable: load order within a priority
-        winner = kept.index(settled.kernels[key])
-        settled.chains[key] = [kept[winner], *kept[:winner], *kept[winner + 1:]]
+        chain, why = _rank_kernels(settled, key, entries)
+        settled.chains[key], settled.kernels[key] = chain, chain[0]
         if why:
             settled.why[key] = why
 
 
-def _best_kernel(settled: Settled, key, entries):
-    """The winning (spec, plugin) of one (op, device) and how it won (None if it was alone);
-    tied kernels of other plugins are refused."""
+def _rank_kernels(settled: Settled, key, entries):
+    """The kept (spec, plugin) of one (op, device), highest priority first, and how the first
+    was chosen (None if it was alone). At each priority one plugin keeps its kernel (the
+    device's plugin, else the first in load order); the tied kernels of others are refused."""
     op, device = key
-    top = max(spec.priority for spec, _ in entries)
-    tied = [name for spec, name in entries if spec.priority == top]
     device_plugin = settled.device_owner[device]
-    winner = device_plugin if device_plugin in tied else tied[0]
-    spec = next(s for s, name in entries if name == winner and s.priority == top)
-    refused = list(dict.fromkeys(name for name in tied if name != winner))
-    why = (f"{winner} provides the device {device}" if winner == device_plugin
-           else _FIRST.replace("it", winner, 1))
-    for name in refused:
-        _drop(settled, name, "kernels", lambda r: (r.op, r.device, r.priority) == (*key, top))
-        settled.notes[name].append(
-            f"kernel {op}@{device} refused: plugin {winner} has one of the same priority "
-            f"{top}, which runs ({why}). Give yours priority={top + 1} or more to replace it, "
-            f"{_FIX}={name}")
-    if refused:
-        return (spec, winner), f"priority {top}, tied with {', '.join(refused)} ({why})"
-    beaten = [(s.priority, name) for s, name in entries if name != winner]
-    if beaten:
-        priority, name = max(beaten, key=lambda b: b[0])
-        return (spec, winner), f"priority {top} beats {name} (priority {priority})"
-    return (spec, winner), None
+    chain, ties = [], None
+    for priority in sorted({spec.priority for spec, _ in entries}, reverse=True):
+        tied = list(dict.fromkeys(name for spec, name in entries if spec.priority == priority))
+        winner = device_plugin if device_plugin in tied else tied[0]
+        why = (f"{winner} provides the device {device}" if winner == device_plugin
+               else _FIRST.replace("it", winner, 1))
+        runs = "which runs" if not chain else "which runs what the kernels above it refuse"
+        for name in tied[1:] if winner == tied[0] else [n for n in tied if n != winner]:
+            _drop(settled, name, "kernels",
+                  lambda r: (r.op, r.device, r.priority) == (*key, priority))
+            settled.notes[name].append(
+                f"kernel {op}@{device} refused: plugin {winner} has one of the same priority "
+                f"{priority}, {runs} ({why}). Give yours priority={priority + 1} or more to "
+                f"replace it, {_FIX}={name}")
+        if not chain and len(tied) > 1:
+            ties = f"priority {priority}, tied with {', '.join(n for n in tied if n != winner)} " \
+                   f"({why})"
+        chain.append(next(e for e in entries if e[1] == winner and e[0].priority == priority))
+    if ties:
+        return chain, ties
+    if len(chain) > 1:
+        return chain, f"priority {chain[0][0].priority} beats {chain[1][1]} " \
+                      f"(priority {chain[1][0].priority})"
+    return chain, None

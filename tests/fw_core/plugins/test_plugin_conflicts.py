@@ -182,6 +182,25 @@ def test_kernel_ties_refuse_only_the_tied_kernels_of_other_plugins():
     assert len(settled.records["own_twice"]["kernels"]) == 2 and settled.notes["own_twice"] == []
 
 
+def test_a_tie_below_a_guarded_kernel_is_settled_as_at_the_top():
+    # fw_onednn's guarded kernel above: the calls it refuses go to the device's plugin, never to
+    # the third party that sorts first
+    guarded = KernelSpec(op="neg", device="cpu", fn=np.negative, priority=10, guard=bool)
+    settled = settle({
+        "fw_core": plugin(ops=[NEG]),
+        "fw_better": plugin(kernels=[kernel("neg", "cpu")]),
+        "fw_cpu": plugin(devices=[device("cpu")], kernels=[kernel("neg", "cpu")]),
+        "fw_onednn": plugin(kernels=[guarded]),
+    })
+    assert [owner for _, owner in settled.chains[("neg", "cpu")]] == ["fw_onednn", "fw_cpu"]
+    assert settled.why[("neg", "cpu")] == "priority 10 beats fw_cpu (priority 0)"
+    assert settled.records["fw_better"]["kernels"] == []
+    assert settled.notes["fw_better"] == [
+        "kernel neg@cpu refused: plugin fw_cpu has one of the same priority 0, which runs what the "
+        "kernels above it refuse (fw_cpu provides the device cpu). Give yours priority=1 or more "
+        f"to replace it, {FIX}fw_better"]
+
+
 def test_a_kernel_for_an_op_or_device_that_is_not_loaded_is_ignored_and_kept():
     settled = settle({"fw_core": plugin(ops=[NEG]),
                       "toyish": plugin(kernels=[kernel("cube", "cpu"), kernel("neg", "gpu")])})
