@@ -30,3 +30,31 @@ def in_turns(candidates: dict, rounds: int, pick=statistics.median) -> dict[str,
         for name, (fn, args) in candidates.items():
             times[name].append(seconds_per_call(fn, *args))
     return {name: pick(ts) for name, ts in times.items()}
+
+
+def start(doc: str, title: str):
+    """A benchmark's start: ``--threads`` (default: every CPU) and ``--rounds`` (default 7) from
+    the command line, fw loaded with fw_onednn, fw's pools and PyTorch's on that many threads,
+    and a first line naming ``title``, the machine and the versions. Returns (args, fw, torch).
+    """
+    import argparse
+    import os
+    import platform
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    import numpy as np
+    import torch
+
+    import fw_core as fw  # before any fw_cpu module: importing it loads the plugins
+    import fw_onednn
+
+    fw.plugins.require("fw_onednn")
+    fw.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    print(f"# {title}: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"{args.threads} threads, oneDNN {fw_onednn.version()} on {fw_onednn.cpu_isa()}, "
+          f"torch {torch.__version__}, numpy {np.__version__}")
+    return args, fw, torch

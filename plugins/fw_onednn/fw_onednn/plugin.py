@@ -13,7 +13,7 @@ import dataclasses
 from fw_core import hookimpl, plugins
 from fw_core.records import KernelCache, KernelSpec, ThreadPool
 
-from . import cache, conv, eltwise, kernels, norms, pooling, rnn, runtime, threads
+from . import cache, conv, eltwise, fusion, kernels, norms, pooling, rnn, runtime, threads
 
 NAME = "fw_onednn"
 
@@ -26,6 +26,12 @@ def fw_register_kernels():
     return [KernelSpec(op=op, device="cpu", fn=fn, priority=PRIORITY, guard=guard, takes=takes)
             for op, guard, fn, takes in (*kernels.KERNELS, *conv.KERNELS, *pooling.KERNELS,
                                           *eltwise.KERNELS, *norms.KERNELS, *rnn.KERNELS)]
+
+
+@hookimpl
+def fw_register_fusion_rules():
+    # tried before fw_cpu's cpu.blas_epilogue: a product and its epilogue as one primitive
+    return [fusion.RULE]
 
 
 @hookimpl

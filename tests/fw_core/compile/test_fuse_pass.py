@@ -108,7 +108,8 @@ def test_a_contraction_takes_its_elementwise_epilogue():
     out = b.node("gelu", b.node("add", b.node("linear", x, w), bias), approximate="none")
     b.graph.outputs = [out]
     expected = run(b.graph)
-    [group] = fuse_pass.fuse(b.graph, cpu_rules(), always)
+    fw_cpus = [r for r in cpu_rules() if r.name.startswith("cpu.")]  # whatever else is loaded
+    [group] = fuse_pass.fuse(b.graph, fw_cpus, always)
     assert [n.op.name for n in group.nodes] == ["linear", "add", "gelu"]
     assert group.structure == "contraction+epilogue" and group.rule.name == "cpu.blas_epilogue"
     np.testing.assert_allclose(run(b.graph)[0], expected[0], rtol=1e-5, atol=1e-6)
