@@ -2,6 +2,7 @@
 on five fixed float32 workloads (see ``benchmarks/workloads/``).
 
     python benchmarks/run.py [--quick] [--json PATH] [--workloads mlp,cnn] [--modes ...]
+                             [--without fw_onednn] [--phases auto|yes|no]
                              [--markdown docs/benchmarks.md]
 
 Every (workload, mode) runs in a fresh process (``benchmarks/measure.py``), so its peak RSS is
@@ -15,6 +16,10 @@ printed as markdown tables and optionally written as JSON and into the doc's res
 With ``--without fw_onednn`` (the default when fw-onednn is installed) the fw modes are also
 measured with that plugin blocked (``FW_DISABLE_PLUGINS``), as ``fw_eager without fw_onednn``
 and so on, with their own ratio process: what the plugin brings, in the same run.
+
+With fw_onednn loaded (``--phases auto``, the default), one more fresh process per workload
+(``benchmarks/phases.py``) times each GEMM and convolution call of a training step as fw's
+kernel runs it against oneDNN's own primitive for that shape: ``results["phases"]``.
 
 Threads, as the issue fixes them: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this
 process's environment (and so from every measuring process's), PyTorch runs 2 intra-op
@@ -54,10 +59,25 @@ def child(what: str, workload: str, target: str, weights: Path, quick: bool,
           env: dict | None = None) -> dict:
     """Run one measurement of ``benchmarks/measure.py`` in a fresh process; its failure
     (crash, timeout) becomes ``{"error": ...}`` rather than ending the run."""
+    return _fresh_process(["benchmarks.measure", what, "--workload", workload,
+                           "--mode" if what == "mode" else "--modes", target], what, weights,
+                          quick, env)
+
+
+def phases_child(workload: str, weights: Path, quick: bool) -> dict:
+    """``benchmarks/phases.py`` for one workload in a fresh process (failures as in
+    :func:`child`)."""
+    return _fresh_process(["benchmarks.phases", "--workload", workload], "phases", weights,
+                          quick, None)
+
+
+def _fresh_process(module_args: list[str], what: str, weights: Path, quick: bool,
+                   env: dict | None) -> dict:
+    """``python -m *module_args --weights W --out R.json [--quick]``: the JSON it wrote, or
+    ``{"error": ...}``."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "benchmarks.measure", what, "--workload", workload,
-                   "--mode" if what == "mode" else "--modes", target,
-                   "--weights", str(weights), "--out", out.name] + (["--quick"] * quick)
+        command = [sys.executable, "-m", *module_args, "--weights", str(weights), "--out",
+                   out.name] + (["--quick"] * quick)
         try:
             done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                                   timeout=900 if quick else 3600)
@@ -69,12 +89,10 @@ def child(what: str, workload: str, target: str, weights: Path, quick: bool,
         return json.loads(Path(out.name).read_text())
 
 
-def measure_workload(name: str, modes: list[str], quick: bool, tmp: Path,
+def measure_workload(name: str, modes: list[str], quick: bool, tmp: Path, weights: Path,
                      without: list[str]) -> tuple[dict, dict]:
     """Every mode of one workload, each in its own process, then its ratios; then the fw modes
     again with each plugin of ``without`` blocked."""
-    weights = tmp / f"{name}.npz"
-    np.savez(weights, **initial_weights(WORKLOADS[name]))
     found, ratios = measure_modes(name, modes, quick, tmp, weights, dict(os.environ), "")
     for plugin in without:
         env = {**os.environ, "FW_DISABLE_PLUGINS": ",".join(
@@ -134,13 +152,30 @@ def machine(quick: bool) -> dict:
             "date": datetime.date.today().isoformat(), "quick": quick, **machine_limits(quick)}
 
 
-def run(workloads: list[str], modes: list[str], quick: bool, without: list[str]) -> dict:
+def run(workloads: list[str], modes: list[str], quick: bool, without: list[str],
+        phases: bool) -> dict:
+    """The results of every workload; with ``phases``, also each one's GEMM and convolution
+    phases against oneDNN's own rate (``results["phases"]``, benchmarks/phases.py)."""
     results = {"machine": machine(quick), "ratios": {}}
+    if phases:
+        results["phases"] = {}
     with tempfile.TemporaryDirectory(prefix="fw_bench_") as tmp:
         for name in workloads:
+            weights = Path(tmp) / f"{name}.npz"
+            np.savez(weights, **initial_weights(WORKLOADS[name]))
             results[name], results["ratios"][name] = measure_workload(name, modes, quick,
-                                                                      Path(tmp), without)
+                                                                      Path(tmp), weights,
+                                                                      without)
+            if phases:
+                results["phases"][name] = phases_child(name, weights, quick)
+                print(f"{name} phases: done", file=sys.stderr, flush=True)
     return results
+
+
+def _onednn_loaded() -> bool:
+    import fw_core as fw
+
+    return any(i.name == "fw_onednn" and i.state == "loaded" for i in fw.plugins.info())
 
 
 def _onednn_note() -> str | None:
@@ -177,12 +212,16 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--without", default="fw_onednn" if "fw_onednn" in installed else "",
                         help="comma-separated plugins to also measure the fw modes without "
                         "(default: fw_onednn when installed)")
+    parser.add_argument("--phases", choices=("auto", "yes", "no"), default="auto",
+                        help="measure each GEMM/conv phase against oneDNN's own rate (auto: "
+                        "when fw_onednn is loaded)")
     parser.add_argument("--markdown", metavar="PATH",
                         help="rewrite the results section of this doc (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     results = run(_choices(args.workloads, WORKLOADS, "workloads"),
                   _choices(args.modes, MODES, "modes"), args.quick,
-                  _choices(args.without, installed, "plugins"))
+                  _choices(args.without, installed, "plugins"),
+                  args.phases == "yes" or (args.phases == "auto" and _onednn_loaded()))
     section = markdown(results)
     print(section)
     if args.json:

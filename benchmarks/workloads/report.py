@@ -1,5 +1,6 @@
 """The results as markdown: the machine, one row per (workload, mode), one per fw/PyTorch
-ratio; and the doc section (between ``BEGIN`` and ``END``) they replace."""
+ratio, one per GEMM/conv phase against oneDNN's own rate; and the doc section (between
+``BEGIN`` and ``END``) they replace."""
 
 from __future__ import annotations
 
@@ -54,6 +55,35 @@ def ratio_table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _operands(phase: dict) -> str:
+    """``128x784, 512x784ᵀ, 512``: each operand's shape, ᵀ where it is not C-contiguous (a
+    transposed view), then the einsum equation."""
+    shapes = [("x".join(map(str, s)) or "scalar") + ("ᵀ" if t else "")
+              for s, t in zip(phase["shapes"], phase["transposed"]) if s is not None]
+    return ", ".join(shapes) + (f" ({phase['equation']})" if phase.get("equation") else "")
+
+
+def phase_table(phases: dict) -> str:
+    """One row per GEMM/conv phase of each workload's step, then a total per workload."""
+    lines = ["| workload | pass | op | operands | calls | served by | fw GFLOP/s | "
+             "oneDNN GFLOP/s | fw / oneDNN |", "| --- | --- | --- | --- | ---: | --- | ---: | "
+             "---: | ---: |"]
+    totals = ["| workload | fw ms per step | oneDNN ms per step | time-weighted fw / oneDNN | "
+              "load average (start, end) |", "| --- | ---: | ---: | ---: | --- |"]
+    for name, found in phases.items():
+        if "error" in found:
+            lines.append(f"| {name} | error: {found['error'][:100]} | | | | | | | |")
+            continue
+        for p in found["phases"]:
+            lines.append(f"| {name} | {p['phase']} | {p['op']} | {_operands(p)} | "
+                         f"{p['calls']} | {p['served_by']} | {_number(p['fw_gflop_s'], 1)} | "
+                         f"{_number(p['onednn_gflop_s'], 1)} | {_number(p['fraction'])} |")
+        totals.append(f"| {name} | {_number(found['fw_ms'], 3)} | "
+                      f"{_number(found['onednn_ms'], 3)} | {_number(found['fraction'])} | "
+                      f"{', '.join(f'{v:.1f}' for v in found.get('load_average', ()))} |")
+    return "\n".join(lines + [""] + totals)
+
+
 def markdown(results: dict) -> str:
     """The results section: the machine, the per-mode table and the ratio table."""
     m = results["machine"]
@@ -70,7 +100,12 @@ def markdown(results: dict) -> str:
         "GB/s (read + write).",
         "", mode_table(results), "",
         "Time ratios, fw over PyTorch eager, timed in alternating rounds in one process "
-        "(median of per-round ratios; above 1: fw is slower):", "", ratio_table(results)])
+        "(median of per-round ratios; above 1: fw is slower):", "", ratio_table(results),
+        *(["", "GEMM and convolution phases of one fw_eager training step: fw's cpu kernel "
+           "as fw dispatches it against oneDNN's own primitive for the same shape and strides, "
+           "executed alone in a compiled loop (best of alternating rounds; fw / oneDNN is "
+           "fw's FLOP/s over oneDNN's; the issue's target: 0.85 or more):", "",
+           phase_table(results["phases"])] if results.get("phases") else [])])
 
 
 def rewrite_doc(path: Path, section: str) -> None:

@@ -1,6 +1,7 @@
 """The benchmark suite (issue 4) measures what it says: each workload is the same model in fw and
 PyTorch (same initial weights -> same first loss, same gradients, same loss after one optimizer
-step), and ``benchmarks/run.py --quick`` writes the promised JSON schema and markdown."""
+step), and ``benchmarks/run.py --quick`` writes the promised JSON schema and markdown (with
+fw_onednn loaded, the GEMM/conv phases against oneDNN's own rate too)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,9 @@ def test_run_quick_writes_the_schema_and_the_doc_section(tmp_path):
     out = tmp_path / "results.json"
     plugins = {ep.name for ep in importlib.metadata.entry_points(group="fw.plugins")}
     without = [p for p in ("fw_onednn",) if p in plugins]  # fw modes also without it
+    import fw_core as fw
+
+    onednn = any(i.name == "fw_onednn" and i.state == "loaded" for i in fw.plugins.info())
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--workloads", "mlp",
          "--modes", "fw_eager,torch_eager", "--json", str(out), "--markdown", str(doc),
@@ -64,7 +68,7 @@ def test_run_quick_writes_the_schema_and_the_doc_section(tmp_path):
         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads(out.read_text())
-    assert set(results) == {"machine", "ratios", "mlp"}
+    assert set(results) == {"machine", "ratios", "mlp", *(["phases"] if onednn else [])}
     assert set(results["mlp"]) == {"fw_eager", "torch_eager",
                                    *(f"fw_eager without {p}" for p in without)}
     assert set(results["ratios"]["mlp"]) == {"fw_eager/torch_eager",
@@ -80,6 +84,18 @@ def test_run_quick_writes_the_schema_and_the_doc_section(tmp_path):
     assert "| mlp | fw_eager |" in done.stdout
     text = doc.read_text()
     assert "old" not in text and "| mlp | torch_eager |" in text and text.endswith("after\n")
+    if onednn:  # each GEMM of the step (3 forward, 5 backward), fw's rate against oneDNN's
+        found = results["phases"]["mlp"]
+        assert [(p["phase"], p["op"]) for p in found["phases"]] == [
+            ("forward", "linear")] * 3 + [("backward", "matmul"), ("backward", "einsum")] * 2 + [
+            ("backward", "einsum")]
+        first = found["phases"][0]
+        assert first["shapes"] == [[128, 784], [512, 784], [512]] and first["calls"] == 1
+        assert first["gflop"] == pytest.approx(2 * 128 * 784 * 512 / 1e9)
+        for p in found["phases"]:
+            assert p["fw_gflop_s"] > 0 and p["onednn_gflop_s"] > 0 and p["fraction"] > 0, p
+        assert found["fw_ms"] > 0 and found["fraction"] > 0
+        assert "| mlp | forward | linear | 128x784, 512x784, 512 | 1 | fw_onednn |" in text
 
 
 def test_markdown_reports_a_failed_mode_and_carries_on():
