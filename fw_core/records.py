@@ -181,6 +181,11 @@ class FusionRule:
         supports: optional ``fn(node) -> bool``: whether the generator can take this node.
             The grouping pass only puts a node in a group if some rule supports it, so groups
             stay within what a generator handles; None means every node of ``structures``.
+        chains: whether the rule fuses *chains* (group structure ``"chain"``) rather than
+            the structure groups: runs of nodes it supports, each reading the result of the
+            member before it as its first input, whatever their structures (a convolution,
+            its activation and a pooling, kept in a library's own layout between them). The
+            pass forms chains first; nodes of a chain no rule takes are grouped by structure.
     """
 
     name: str
@@ -189,6 +194,7 @@ class FusionRule:
     generate: Callable[[Any], Callable | None]
     priority: int = 0
     supports: Callable[[Any], bool] | None = None
+    chains: bool = False
 
 
 @dataclass(frozen=True)

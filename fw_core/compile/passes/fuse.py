@@ -9,6 +9,12 @@ generate code, and a measurement decides whether a group pays. Two kinds of grou
 - *contraction*: a matmul / linear / conv node followed by an elementwise epilogue on its
   result (bias add, activation).
 
+Before those, rules that fuse *chains* (``FusionRule.chains``) get runs of nodes they support,
+each reading the previous member's result as its first input, whatever the structures (a
+convolution, its activation and a pooling, which a library may keep in its own memory layout
+between them). A chain no rule takes, or that loses the measurement, leaves its nodes to the
+structure groups.
+
 A group replaces its members at the place of its last member, so every value is computed
 before it is used. That allows non-fusable nodes in between (up to :data:`LOOKAHEAD`) as long
 as they read nothing the group defines; Effects and nodes that write into their inputs
@@ -79,37 +85,40 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
     decide = decide or default_decide
     tally = {"hits": 0, "misses": 0}  # this graph's cache use (other threads' aside)
     escaping = {v.index for v in graph.outputs}
-    users = graph.users()
     made, skipped, names = [], [], []
-    for members, candidates in _candidates(graph.steps, rules):
-        group = _make_group(members, users, escaping)
-        if not group.outputs:
-            continue
-        kernel, rule = _generate(group, candidates, tally)
-        if kernel is None:
-            skipped.append(f"{_name(group)}: no rule generates it")
-            continue
-        group.kernel, group.rule = kernel, rule
-        earlier = None if known is None else known(group)
-        if earlier is not None:
-            if earlier:
-                made.append(group)
-                names.append(f"{_name(group)} (as decided before)")
-            else:
-                skipped.append(f"{_name(group)}: not chosen before")
-            continue
-        verdict = _measure(graph, group, rule.device, sync)
-        if isinstance(verdict, str):
-            skipped.append(f"{_name(group)}: {verdict}")
-            continue
-        if verdict is not None and not decide(group, *verdict):
-            skipped.append(f"{_name(group)}: not chosen (fused {_ms(verdict[0])} vs unfused "
-                           f"{_ms(verdict[1])})")
-            continue
-        made.append(group)
-        names.append(_name(group) if verdict is None else
-                     f"{_name(group)} {_ms(verdict[0])} vs {_ms(verdict[1])}")
-    _rewrite(graph, made)
+    for find, chain in ((_chains, True), (_candidates, False)):
+        users = graph.users()  # the chains made are steps of the graph the second round sees
+        kept = []
+        for members, candidates in find(graph.steps, [r for r in rules if r.chains is chain]):
+            group = _make_group(members, users, escaping, chain)
+            if not group.outputs:
+                continue
+            kernel, rule = _generate(group, candidates, tally)
+            if kernel is None:
+                skipped.append(f"{_name(group)}: no rule generates it")
+                continue
+            group.kernel, group.rule = kernel, rule
+            earlier = None if known is None else known(group)
+            if earlier is not None:
+                if earlier:
+                    kept.append(group)
+                    names.append(f"{_name(group)} (as decided before)")
+                else:
+                    skipped.append(f"{_name(group)}: not chosen before")
+                continue
+            verdict = _measure(graph, group, rule.device, sync)
+            if isinstance(verdict, str):
+                skipped.append(f"{_name(group)}: {verdict}")
+                continue
+            if verdict is not None and not decide(group, *verdict):
+                skipped.append(f"{_name(group)}: not chosen (fused {_ms(verdict[0])} vs "
+                               f"unfused {_ms(verdict[1])})")
+                continue
+            kept.append(group)
+            names.append(_name(group) if verdict is None else
+                         f"{_name(group)} {_ms(verdict[0])} vs {_ms(verdict[1])}")
+        _rewrite(graph, kept)
+        made += kept
     graph.log.append(
         f"fuse: {len(made)} groups ({', '.join(names) or 'none'})"
         + (f"; left unfused: {'; '.join(skipped)}" if skipped else "")
@@ -201,7 +210,42 @@ def _candidates(steps, rules):
     return found
 
 
-def _make_group(members: list[Node], users: dict, escaping: set) -> Group:
+def _chains(steps, rules):
+    """(member nodes, chain rules that take them all) for each chain worth fusing: two or more
+    nodes some rule supports, each reading the previous member's result as its first input.
+    Nodes in between (up to :data:`LOOKAHEAD`) may not read a member's result, since the
+    group runs where its last member was; an Effect or impure node ends a chain."""
+    found, members, common, passed = [], [], [], 0
+
+    def close():
+        nonlocal members, common, passed
+        if len(members) > 1:
+            found.append((members, common))
+        members, common, passed = [], [], 0
+
+    for step in steps:
+        if step.__class__ is not Node or is_impure(step):
+            close()
+            continue
+        accepting = _accepting(step, rules) if rules else []
+        if members:
+            first = step.inputs[0] if step.inputs else None
+            joint = [r for r in common if r in accepting]
+            if joint and first.__class__ is Value and first.index == members[-1].out.index:
+                members.append(step)
+                common, passed = joint, 0
+                continue
+            passed += 1
+            defined = {n.out.index for n in members}
+            if passed > LOOKAHEAD or any(v.index in defined for v in step.reads):
+                close()
+        if not members and accepting:
+            members, common = [step], accepting
+    close()
+    return found
+
+
+def _make_group(members: list[Node], users: dict, escaping: set, chain: bool) -> Group:
     inside = {id(n) for n in members}
     defined = {n.out.index for n in members}
     inputs, seen = [], set()
@@ -213,7 +257,7 @@ def _make_group(members: list[Node], users: dict, escaping: set) -> Group:
     outputs = [n.out for n in members if n.out.index in escaping or
                any(id(s) not in inside for s in users.get(n.out.index, ()))]
     kinds = {_role(n) for n in members}
-    structure = ("contraction+epilogue" if "contraction" in kinds else
+    structure = ("chain" if chain else "contraction+epilogue" if "contraction" in kinds else
                  "elementwise+reduction" if "reduction" in kinds else "elementwise")
     return Group(list(members), inputs, outputs, structure=structure)
 
