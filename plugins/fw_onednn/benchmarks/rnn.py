@@ -35,19 +35,9 @@ CONFIGS = {"with fw_onednn": "", "fw_cpu only": "fw_onednn"}
 def _child(rounds: int) -> dict:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from timing import in_turns
+    from timing import in_turns, warm_sessions
 
-    from benchmarks.workloads import WORKLOADS
-    from benchmarks.workloads.common import initial_weights
-    from benchmarks.workloads.modes import Session
-
-    workload = WORKLOADS["lstm"]
-    weights = initial_weights(workload)
-    sessions = {mode: Session(workload, mode, weights) for mode in MODES}
-    for session in sessions.values():  # compile (fw from its third call) and warm up
-        for _ in range(4):
-            session.train()
-            session.infer(1)
+    sessions = warm_sessions("lstm", MODES)
     train = in_turns({m: (s.train, ()) for m, s in sessions.items()}, rounds)
     infer = in_turns({m: (s.infer, (1,)) for m, s in sessions.items()}, rounds)
     import fw_core as fw

@@ -32,6 +32,25 @@ def in_turns(candidates: dict, rounds: int, pick=statistics.median) -> dict[str,
     return {name: pick(ts) for name, ts in times.items()}
 
 
+def warm_sessions(name: str, modes, batches=(1,)) -> dict:
+    """``{mode: Session}`` of the workload ``name`` (``benchmarks/workloads``; the repository's
+    root must be on ``sys.path``) from one set of initial weights, each compiled (fw from its
+    third call) and warmed up by four training steps and inferences on ``batches``."""
+    from benchmarks.workloads import WORKLOADS
+    from benchmarks.workloads.common import initial_weights
+    from benchmarks.workloads.modes import Session
+
+    workload = WORKLOADS[name]
+    weights = initial_weights(workload)
+    sessions = {mode: Session(workload, mode, weights) for mode in modes}
+    for session in sessions.values():
+        for _ in range(4):
+            session.train()
+            for batch in batches:
+                session.infer(batch)
+    return sessions
+
+
 def start(doc: str, title: str):
     """A benchmark's start: ``--threads`` (default: every CPU) and ``--rounds`` (default 7) from
     the command line, fw loaded with fw_onednn, fw's pools and PyTorch's on that many threads,

@@ -13,7 +13,7 @@ import dataclasses
 from fw_core import hookimpl, plugins
 from fw_core.records import KernelCache, KernelSpec, ThreadPool
 
-from . import cache, conv, eltwise, fusion, kernels, norms, pooling, rnn, runtime, threads
+from . import cache, chain, conv, eltwise, fusion, kernels, norms, pooling, rnn, runtime, threads
 
 NAME = "fw_onednn"
 
@@ -30,8 +30,9 @@ def fw_register_kernels():
 
 @hookimpl
 def fw_register_fusion_rules():
-    # tried before fw_cpu's cpu.blas_epilogue: a product and its epilogue as one primitive
-    return [fusion.RULE]
+    # tried before fw_cpu's cpu.blas_epilogue: a product and its epilogue as one primitive;
+    # chains of convolutions, poolings and activations in oneDNN's blocked layouts
+    return [fusion.RULE, chain.RULE]
 
 
 @hookimpl

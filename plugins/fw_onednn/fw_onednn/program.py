@@ -14,9 +14,11 @@ cnn's first convolution, whose primitive takes 0.3 ms).
 
 A :class:`Builder` turns descriptors into a :class:`Program`: one memory object per distinct
 buffer, bound to this call's arrays by the compiled :func:`runner`, and the primitives in the
-order they run. Like :class:`~fw_onednn.primitive.Primitive`, a Program owns its native objects
-and destroys them when the last reference goes; a Builder that does not finish destroys what it
-created.
+order they run: one primitive between its reorders (:meth:`Builder.assemble`), or several that
+pass blocked values to each other in the scratch buffer (:meth:`Builder.execute`,
+:meth:`Builder.finish`; :mod:`fw_onednn.chain`). Like :class:`~fw_onednn.primitive.Primitive`,
+a Program owns its native objects and destroys them when the last reference goes; a Builder
+that does not finish destroys what it created.
 
 The compiled function holds the GIL, as :mod:`fw_onednn.execute`'s do, for the same reason: the
 memory objects of a cached program are shared by every thread.
@@ -34,19 +36,20 @@ from . import capi, capi_conv
 from .primitive import Refusal, _implementation
 from .runtime import ENGINE, STREAM
 
-#: arrays a program takes per call (inputs, then the result the kernel allocated)
+#: arrays a program takes per call (inputs, then the result the kernel allocated), unless it
+#: runs on a list of pointers (Program.run)
 OPERANDS = 4
-_SCRATCH = OPERANDS  # the source index of the scratch buffer in a binding
+_SCRATCH = 0xFFFF  # the source index of the scratch buffer in a binding (operands: 0, 1, ...)
 _ALIGN = 64
 _NONE = np.empty(0, np.uint8)  # an operand slot a program does not use
 _compiled = []
 _arena = threading.local()  # .buffer: this thread's scratch buffer
 
 
-def _run(handles, a0, a1, a2, a3, scratch):
-    """Bind every memory object to its array (or to its offset in ``scratch``), then execute the
-    primitives in order; the first status that is not ``dnnl_success``, or 0."""
-    pointers = (a0.ctypes.data, a1.ctypes.data, a2.ctypes.data, a3.ctypes.data)
+def _execute_all(handles, pointers, scratch):
+    """Bind every memory object to its operand's data pointer (or to its offset in
+    ``scratch``), then execute the primitives in order; the first status that is not
+    ``dnnl_success``, or 0."""
     base = (scratch.ctypes.data + _MASK_LOW) & _MASK_HIGH
     bindings, steps = np.int64(handles[1]), np.int64(handles[2])
     status = 0
@@ -80,14 +83,31 @@ def _scratch(size: int) -> np.ndarray:
     return buffer
 
 
+def _on_arrays(execute):
+    """``run(handles, a0, a1, a2, a3, scratch)``: ``execute`` on the four arrays' pointers."""
+
+    def run(handles, a0, a1, a2, a3, scratch):
+        return execute(handles, (a0.ctypes.data, a1.ctypes.data, a2.ctypes.data,
+                                 a3.ctypes.data), scratch)
+
+    return run
+
+
 def runner():
     """``run(handles, a0, a1, a2, a3, scratch) -> dnnl status``, compiled on first use (Numba
     is imported then, never at ``import fw_core``)."""
+    return _runners()[0]
+
+
+def _runners():
+    """The compiled ``run`` on four arrays and ``execute(handles, pointers, scratch)`` on a
+    uint64 array of pointers."""
     if not _compiled:
         import numba
 
-        _compiled.append(numba.njit(_run))
-    return _compiled[0]
+        execute = numba.njit(_execute_all)
+        _compiled.extend((numba.njit(_on_arrays(execute)), execute))
+    return _compiled
 
 
 class Program:
@@ -123,6 +143,13 @@ class Program:
     def __call__(self, a0, a1=_NONE, a2=_NONE, a3=_NONE) -> None:
         """Run on this call's arrays, in the order the program was built with."""
         status = runner()(self._handles, a0, a1, a2, a3, _scratch(self.scratch))
+        if status:
+            capi.check(status, None, "dnnl_primitive_execute")
+
+    def run(self, pointers: np.ndarray) -> None:
+        """Run on arrays given by their data pointers (uint64, in the order the program was
+        built with): a program over more than :data:`OPERANDS` arrays."""
+        status = _runners()[1](self._handles, pointers, _scratch(self.scratch))
         if status:
             capi.check(status, None, "dnnl_primitive_execute")
 
@@ -219,7 +246,7 @@ class Builder:
         """A memory object of layout ``md`` on the call's ``index``-th array."""
         return self._memory(md, index, 0)
 
-    def _buffer(self, md) -> int:
+    def buffer(self, md) -> int:
         """A memory object of layout ``md`` in the call's scratch buffer."""
         offset = self._scratch
         self._scratch += -(-capi_conv.memory_desc_get_size(md) // _ALIGN) * _ALIGN
@@ -241,8 +268,8 @@ class Builder:
         array = self.operand(index, given)
         if capi_conv.memory_desc_equal(given, wanted):
             return array
-        copy = self._buffer(wanted)
-        return copy if self._reorder(given, array, wanted, copy, self._before, name) else None
+        copy = self.buffer(wanted)
+        return copy if self.reorder(given, array, wanted, copy, self._before, name) else None
 
     def _target(self, index: int, given, pd, query: int, name: str) -> int | None:
         """The memory the primitive of ``pd`` writes a result to: the call's ``index``-th array
@@ -252,8 +279,8 @@ class Builder:
         array = self.operand(index, given)
         if capi_conv.memory_desc_equal(given, produced):
             return array
-        result = self._buffer(produced)
-        return result if self._reorder(produced, result, given, array, self._after, name) \
+        result = self.buffer(produced)
+        return result if self.reorder(produced, result, given, array, self._after, name) \
             else None
 
     def assemble(self, pd, inputs, output, out_shape: tuple[int, ...],
@@ -273,14 +300,27 @@ class Builder:
         args.append((arg, self._target(index, given, pd, query, name)))
         if any(memory is None for _, memory in args):
             return None
-        primitive = (self._instantiate(pd), np.array([*args, *extra], np.uint64))
+        steps = list(self._before)
+        self.execute(pd, [*args, *extra], steps)
+        return self.finish([*steps, *self._after], out_shape)
+
+    def execute(self, pd, args, steps: list) -> None:
+        """Append to ``steps`` the primitive of ``pd`` on ``args`` (``(DNNL_ARG_*, memory)``
+        pairs)."""
+        steps.append((self._instantiate(pd), np.array(args, np.uint64)))
+
+    def finish(self, steps: list, out_shape: tuple[int, ...]) -> Program:
+        """The program that runs ``steps`` (primitives and reorders, in order) over the memory
+        objects made so far; it owns them from now on."""
         program = Program(self.impl, out_shape, tuple(self._reorders), self._scratch,
-                          self._bindings, [*self._before, primitive, *self._after],
-                          self._memories)
-        self._finished = True  # the program owns the primitives and memory objects now
+                          self._bindings, steps, self._memories)
+        self._finished = True
         return program
 
-    def _reorder(self, src_md, src, dst_md, dst, steps: list, name: str) -> bool:
+    def reorder(self, src_md, src, dst_md, dst, steps: list, name: str) -> bool:
+        """Append to ``steps`` a reorder of memory ``src`` (layout ``src_md``) into ``dst``
+        (``dst_md``), named ``name`` in the program's :attr:`~Program.reorders`; False when
+        oneDNN has none."""
         pd = capi.handle()
         status = capi_conv.reorder_primitive_desc_create(ctypes.byref(pd), src_md, ENGINE,
                                                          dst_md, ENGINE, None)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import fw_core as fw
-from fw_core.compile.ir import Value
 from fw_core.compile.passes import fuse as fuse_pass
 from fw_core.records import FusionRule, Structure
 
+from .test_fuse_pass import _PythonKernel
 from .test_passes import Build, ops_of, run
 
 CONV = {"stride": (1, 1), "padding": ((1, 1), (1, 1)), "dilation": (1, 1), "groups": 1}
@@ -30,21 +30,7 @@ def always(group, fused_seconds, unfused_seconds):
     return True
 
 
-class _Chain:
-    """A chain rule's kernel: the members' own kernels, one by one."""
-
-    def __init__(self, group):
-        self.group = group
-
-    def __call__(self, *arrays, out=None):
-        env = {v.index: a for v, a in zip(self.group.inputs, arrays)}
-        for n in self.group.nodes:
-            env[n.out.index] = fw.ops.kernel(n.op, "cpu")(
-                *[env[v.index] if v.__class__ is Value else v for v in n.inputs], **n.attrs)
-        return tuple(env[v.index] for v in self.group.outputs)
-
-
-def chain_rule(generate=_Chain):
+def chain_rule(generate=_PythonKernel):
     return FusionRule(name="test.chain", device="cpu", chains=True, generate=generate,
                       structures=frozenset({Structure.CONTRACTION, Structure.REDUCTION,
                                             Structure.ELEMENTWISE}),

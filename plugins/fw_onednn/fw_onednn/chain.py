@@ -1,0 +1,302 @@
+"""fw_onednn's chain fusion rule for ``cpu`` (``onednn.blocked_chain``): consecutive
+convolutions, poolings and activations as ONE oneDNN program whose values stay in oneDNN's
+blocked layouts between them.
+
+oneDNN's convolutions are fast only in the blocked layouts they choose (channels in blocks of
+16 on AVX-512; :mod:`fw_onednn.program`), and its max pooling is ~4x faster on them than on
+plain (N, C, H, W) at the cnn's shapes (``benchmarks/conv.py``). Run one op at a time, as fw's
+kernels do, every convolution reorders its input into the blocked layout and its result back,
+and every pooling runs on the plain layout. fw's fusion pass hands this rule *chains*
+(:attr:`fw_core.records.FusionRule.chains`): runs of nodes each reading the previous one's
+result, here ``conv2d``, ``max_pool2d`` / ``avg_pool2d`` and the eltwise activations of
+:mod:`fw_onednn.eltwise`. The kernel runs the chain's primitives on blocked values kept in the
+per-thread scratch buffer, each activation in place on its input's buffer, and reorders only at
+the chain's boundaries: the chain's input in (when the first convolution wants another layout),
+and each value the graph reads outside the chain out, into a plain array, right after the
+primitive that made it (a training step's backward pass reads the convolutions' results, the
+activations' and the poolings'; an inference reads only the last). The weights are reordered
+per call, as in eager mode: the kernel sees only their arrays, which an optimizer updates in
+place, so a reorder kept across calls could be stale.
+
+fw caches the kernel by the group's signature, so it serves any sizes: each call looks its
+shapes and strides up in the primitive cache (a miss builds the program, ~1 ms per primitive).
+The call runs the chain's nodes one by one through fw's kernels instead (each served by
+fw_onednn's guarded kernel or fw_cpu's) where oneDNN has no JIT primitive for a member, cannot
+describe an operand's strides, or an input (the activation, a weight, a bias) holds a NaN or an
+infinity: oneDNN's relu and max pooling differ from fw's on those, and inside the chain no guard
+sees the values. What the input check cannot see is a float32 overflow inside the chain (a
+convolution summing to infinity), where oneDNN's activations and poolings may then differ from
+fw's. fw's scheduler times the chain against its nodes' own kernels on the traced arrays and
+keeps it only where it is faster (``fw.compile.explain()`` shows both times). Results match
+fw_cpu's to float32 rounding, as the chain's single kernels do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fw_core.compile.ir import Value
+from fw_core.ops import kernel as kernel_of
+from fw_core.records import FusionRule, Structure
+
+from . import capi, capi_conv, capi_eltwise, conv, eltwise, pooling, spatial
+from .cache import PRIMITIVES
+from .layouts import contiguous, elements
+from .primitive import Refusal
+from .program import Builder
+
+F32 = np.dtype(np.float32)
+NAME = "onednn.blocked_chain"
+KIND = "chain:f32"  # the primitive cache's kind of a chain's program
+_lookup, _add, _empty = PRIMITIVES.lookup, PRIMITIVES.add, np.empty
+_POOLS = {"max_pool2d": lambda attrs: capi_conv.POOLING_MAX,
+          "avg_pool2d": lambda attrs: pooling._average(attrs["count_include_pad"])}
+#: an eltwise op joins only if oneDNN differs from fw at most on NaN and infinities, which the
+#: chain's input check rules out (gelu's erf form also overflows from 2**127)
+_EXACT_ON_FINITE = (None, eltwise.has_nan, eltwise.not_finite)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One node of a chain as its primitive takes it.
+
+    Attributes:
+        op: the fw op ("conv2d", "max_pool2d", "relu").
+        attrs: the node's attributes.
+        operands: positions in the group's inputs of the node's other arrays (a convolution's
+            weight and bias; None for a missing bias).
+        output: the value's position in the group's outputs, or None when only the next member
+            reads it.
+    """
+
+    op: str
+    attrs: dict
+    operands: tuple
+    output: int | None
+
+
+def supports(node) -> bool:
+    """Whether a chain can take ``node``: a batched float32 conv2d, a max or average pooling
+    oneDNN can count as fw does, or an eltwise activation oneDNN computes as fw on finite
+    values."""
+    name = node.op.name
+    if node.out.dtype != F32 or any(v.dtype != F32 for v in node.reads) or \
+            (len(node.out.shape) != 4 and name in ("conv2d", *_POOLS)):
+        return False
+    if name == "conv2d":
+        return node.inputs[1].__class__ is Value and len(node.inputs[1].shape) == 4
+    if name == "avg_pool2d":
+        return node.attrs["divisor_override"] is None
+    if name == "max_pool2d":
+        return True
+    spec = eltwise.BY_OP.get(name)
+    algorithm = spec and spec.spec.algorithm(**node.attrs)
+    return bool(algorithm) and algorithm.refuse in _EXACT_ON_FINITE
+
+
+def generate(group):
+    """A :class:`ChainKernel` for a chain holding a convolution or a pooling, or None (a chain
+    of activations is the pointwise rules' job; a member reading another member's value other
+    than as its input cannot be laid out as one chain)."""
+    nodes = group.nodes
+    if not any(n.op.name == "conv2d" or n.op.name in _POOLS for n in nodes):
+        return None
+    where = {v.index: k for k, v in enumerate(group.inputs)}
+    outputs = {v.index: m for m, v in enumerate(group.outputs)}
+    first = nodes[0].inputs[0]
+    if first.__class__ is not Value or first.index not in where:
+        return None
+    members = []
+    for node in nodes:
+        arrays = [v for v in node.inputs[1:] if v is not None]
+        if any(v.__class__ is not Value or v.index not in where for v in arrays):
+            return None
+        operands = tuple(None if v is None else where[v.index] for v in node.inputs[1:])
+        members.append(Member(node.op.name, dict(node.attrs), operands,
+                              outputs.get(node.out.index)))
+    return ChainKernel(group.signature(), where[first.index], members, list(group.inputs),
+                       len(group.outputs), list(nodes))
+
+
+class ChainKernel:
+    """``kernel(*inputs, out=None) -> outputs``: a chain's primitives in one oneDNN program.
+
+    Attributes a reader may look at: ``members`` (:class:`Member` records, in order) and
+    ``source`` (the position of the chain's input among the group's inputs).
+    """
+
+    def __init__(self, signature, source: int, members: list[Member], inputs: list[Value],
+                 outputs: int, nodes):
+        self.key, self.source, self.members, self.outputs = signature, source, members, outputs
+        # for the calls oneDNN does not take: the nodes, each by fw's kernel
+        self._inputs, self._nodes = inputs, nodes
+        self._kernels = [kernel_of(n.op, "cpu") for n in nodes]
+
+    def __call__(self, *arrays, out=None):
+        if not all(a.dtype is F32 and np.isfinite(a.sum()) for a in arrays):
+            return self.unfused(arrays)
+        layout = tuple((a.shape, a.strides) for a in arrays)
+        entry = _lookup((KIND, self.key, layout)) or _add((KIND, self.key, layout), build,
+                                                           self, layout)
+        if not entry.serves:
+            return self.unfused(arrays)
+        results = []
+        for m, shape in enumerate(entry.out_shape):
+            given = None if out is None else out[m]
+            results.append(given if given is not None and given.shape == shape and
+                           given.dtype is F32 and given.flags.c_contiguous else
+                           _empty(shape, F32))
+        entry.run(np.array([a.ctypes.data for a in (*arrays, *results)], np.uint64))
+        return tuple(results)
+
+    def unfused(self, arrays) -> tuple:
+        """The chain's nodes one by one through fw's kernels (what the chain replaces)."""
+        env = {v.index: a for v, a in zip(self._inputs, arrays)}
+        for node, kernel in zip(self._nodes, self._kernels):
+            args = [env[v.index] if v.__class__ is Value else v for v in node.inputs]
+            env[node.out.index] = kernel(*args, **node.attrs)
+        done = [None] * self.outputs
+        for node, member in zip(self._nodes, self.members):
+            if member.output is not None:
+                done[member.output] = env[node.out.index]
+        return tuple(done)
+
+
+# -- building: the program of a chain for one call's layouts, or a Refusal ---------------------
+def build(kernel: ChainKernel, layout):
+    """The program of ``kernel``'s chain on arrays of these ``(shape, byte strides)``: operands
+    are the group's inputs, then its outputs (plain, C-contiguous)."""
+    shape, strides = layout[kernel.source]
+    x = spatial.batched(shape, strides, 4) if len(shape) == 4 else None
+    if x is None:
+        return Refusal("the chain's input is not a batched array oneDNN can describe")
+    outputs = len(layout)
+    with Builder() as b:
+        steps, impls, out_shapes = [], [], [None] * kernel.outputs
+        md = b.plain(*x)
+        if md is None:
+            return Refusal("oneDNN cannot describe the chain's input")
+        value = (md, b.operand(kernel.source, md), x[0], True)  # (md, memory, dims, operand?)
+        for member in kernel.members:
+            value = _MEMBERS[_family(member.op)](b, member, value, layout, steps)
+            if isinstance(value, Refusal):
+                return value
+            impls.append(b.impl)
+            if member.output is not None:
+                md, memory, dims, _ = value
+                plain = b.plain(dims, contiguous(dims))
+                target = b.operand(outputs + member.output, plain)
+                if plain is None or not b.reorder(md, memory, plain, target, steps,
+                                                  f"{member.op} out"):
+                    return Refusal("oneDNN has no reorder into a plain result")
+                out_shapes[member.output] = dims
+        b.impl = " > ".join(impls)
+        return b.finish(steps, tuple(out_shapes))
+
+
+def _family(op: str) -> str:
+    return "conv" if op == "conv2d" else "pool" if op in _POOLS else "eltwise"
+
+
+def _take(b, pd, query: int, value, steps, name: str):
+    """The memory a primitive of ``pd`` reads ``value`` from: its own, or a scratch copy in the
+    layout the primitive chose (a reorder before it); None when oneDNN has no reorder."""
+    md, memory, _, _ = value
+    wanted = capi_conv.primitive_desc_query_md(pd, query, 0)
+    if capi_conv.memory_desc_equal(md, wanted):
+        return memory
+    copy = b.buffer(wanted)
+    return copy if b.reorder(md, memory, wanted, copy, steps, name) else None
+
+
+def _result(b, pd, query: int):
+    """``(md, memory)`` of a result in the layout the primitive of ``pd`` chose, in scratch."""
+    md = capi_conv.primitive_desc_query_md(pd, query, 0)
+    return md, b.buffer(md)
+
+
+def _conv(b, member: Member, value, layout, steps):
+    """A convolution forward on the chain's value, the weight reordered per call, the bias read
+    as it is."""
+    a = member.attrs
+    w_at, bias_at = (*member.operands, None)[:2]
+    w = spatial.batched(*layout[w_at], 4)
+    bias = None if bias_at is None else elements(layout[bias_at][1])
+    plan = conv._forward_plan(value[2], layout[w_at][0], None if bias_at is None else
+                              layout[bias_at][0], a["stride"], a["padding"], a["dilation"],
+                              a["groups"])
+    if w is None or isinstance(plan, str) or bias_at is not None and bias is None:
+        return Refusal(plan if isinstance(plan, str) else "an operand's strides do not fit")
+    given = b.plain(*conv._conv_weights(*w, a["groups"]))
+    bias_md = None if bias_at is None else b.plain(plan.dst[1:2], bias)
+    chosen = (b.chosen(value[2]), b.chosen(plan.weights), b.chosen(plan.dst))
+    if given is None or None in chosen or bias_at is not None and bias_md is None:
+        return Refusal("oneDNN cannot describe these layouts")
+    pd = b.primitive_desc(capi_conv.convolution_forward_primitive_desc_create,
+                          capi_conv.FORWARD_TRAINING, capi_conv.CONVOLUTION_DIRECT, chosen[0],
+                          chosen[1], bias_md, chosen[2], *plan.steps(), None)
+    refusal = b.unserved(pd, "convolution")
+    if refusal:
+        return refusal
+    src = _take(b, pd, capi_conv.QUERY_SRC_MD, value, steps, "src")
+    weights = _take(b, pd, capi_conv.QUERY_WEIGHTS_MD, (given, b.operand(w_at, given), (), True),
+                    steps, "weights")
+    if src is None or weights is None:
+        return Refusal("oneDNN has no reorder between these layouts")
+    md, dst = _result(b, pd, capi_conv.QUERY_DST_MD)
+    args = [(capi.ARG_SRC, src), (capi.ARG_WEIGHTS, weights), (capi.ARG_DST, dst)]
+    if bias_at is not None:
+        args.append((capi.ARG_BIAS, b.operand(bias_at, bias_md)))
+    b.execute(pd, args, steps)
+    return md, dst, plan.dst, False
+
+
+def _pool(b, member: Member, value, layout, steps):
+    """A max or average pooling forward on the chain's value, in the value's layout."""
+    a = member.attrs
+    dilation = a.get("dilation", (1, 1))
+    window = pooling._window(value[2][2:], a["kernel_size"], a["stride"], a["padding"],
+                             dilation, a["ceil_mode"])
+    if window is None:
+        return Refusal("the window does not fit")
+    out, pad_r = window
+    algorithm = _POOLS[member.op](a)
+    if pooling._overhang_counted(algorithm, a["padding"], pad_r):
+        return Refusal(pooling._OVERHANG)
+    dims = (*value[2][:2], *out)
+    chosen = b.chosen(dims)
+    pd = chosen and b.primitive_desc(
+        capi_conv.pooling_forward_primitive_desc_create, capi_conv.FORWARD_INFERENCE,
+        algorithm, value[0], chosen,
+        *pooling._steps(a["kernel_size"], a["stride"], a["padding"], dilation, pad_r), None)
+    refusal = b.unserved(pd, "pooling")
+    if refusal:
+        return refusal
+    md, dst = _result(b, pd, capi_conv.QUERY_DST_MD)
+    b.execute(pd, [(capi.ARG_SRC, value[1]), (capi.ARG_DST, dst)], steps)
+    return md, dst, dims, False
+
+
+def _eltwise(b, member: Member, value, layout, steps):
+    """An activation on the chain's value, in place (into scratch when the value is the
+    chain's input, which is the caller's array)."""
+    md, memory, dims, operand = value
+    algorithm = eltwise.BY_OP[member.op].spec.algorithm(**member.attrs)
+    pd = b.primitive_desc(capi_eltwise.eltwise_forward_primitive_desc_create,
+                          capi_eltwise.FORWARD_INFERENCE, algorithm.alg, md, md, algorithm.alpha,
+                          algorithm.beta, None)
+    refusal = b.unserved(pd, "eltwise")
+    if refusal:
+        return refusal
+    dst = b.buffer(md) if operand else memory
+    b.execute(pd, [(capi.ARG_SRC, memory), (capi.ARG_DST, dst)], steps)
+    return md, dst, dims, False
+
+
+_MEMBERS = {"conv": _conv, "pool": _pool, "eltwise": _eltwise}
+
+RULE = FusionRule(name=NAME, device="cpu", chains=True, supports=supports, generate=generate,
+                  structures=frozenset({Structure.CONTRACTION, Structure.REDUCTION,
+                                        Structure.ELEMENTWISE}))
