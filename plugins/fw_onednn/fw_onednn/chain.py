@@ -33,6 +33,7 @@ fw_cpu's to float32 rounding, as the chain's single kernels do.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,7 @@ from .program import Builder
 F32 = np.dtype(np.float32)
 NAME = "onednn.blocked_chain"
 KIND = "chain:f32"  # the primitive cache's kind of a chain's program
-_lookup, _add, _empty = PRIMITIVES.lookup, PRIMITIVES.add, np.empty
+_lookup, _add, _empty, _finite = PRIMITIVES.lookup, PRIMITIVES.add, np.empty, math.isfinite
 _POOLS = {"max_pool2d": lambda attrs: capi_conv.POOLING_MAX,
           "avg_pool2d": lambda attrs: pooling._average(attrs["count_include_pad"])}
 #: an eltwise op joins only if oneDNN differs from fw at most on NaN and infinities, which the
@@ -135,7 +136,7 @@ class ChainKernel:
         self._kernels = [kernel_of(n.op, "cpu") for n in nodes]
 
     def __call__(self, *arrays, out=None):
-        if not all(a.dtype is F32 and np.isfinite(a.sum()) for a in arrays):
+        if not all(_finite(a.sum()) for a in arrays):  # float32: the signature says so
             return self.unfused(arrays)
         layout = tuple((a.shape, a.strides) for a in arrays)
         entry = _lookup((KIND, self.key, layout)) or _add((KIND, self.key, layout), build,
@@ -148,7 +149,7 @@ class ChainKernel:
             results.append(given if given is not None and given.shape == shape and
                            given.dtype is F32 and given.flags.c_contiguous else
                            _empty(shape, F32))
-        entry.run(np.array([a.ctypes.data for a in (*arrays, *results)], np.uint64))
+        entry.run((*arrays, *results))
         return tuple(results)
 
     def unfused(self, arrays) -> tuple:

@@ -37,7 +37,7 @@ from .primitive import Refusal, _implementation
 from .runtime import ENGINE, STREAM
 
 #: arrays a program takes per call (inputs, then the result the kernel allocated), unless it
-#: runs on a list of pointers (Program.run)
+#: runs on a tuple of them (Program.run)
 OPERANDS = 4
 _SCRATCH = 0xFFFF  # the source index of the scratch buffer in a binding (operands: 0, 1, ...)
 _ALIGN = 64
@@ -93,6 +93,21 @@ def _on_arrays(execute):
     return run
 
 
+def _on_tuple(execute, literal_unroll):
+    """``run(handles, arrays, scratch)``: ``execute`` on the pointers of a tuple of arrays of
+    any length and ranks (numba's ``literal_unroll`` walks a tuple of mixed types)."""
+
+    def run(handles, arrays, scratch):
+        pointers = np.empty(len(arrays), np.uint64)
+        i = 0
+        for array in literal_unroll(arrays):
+            pointers[i] = array.ctypes.data
+            i += 1
+        return execute(handles, pointers, scratch)
+
+    return run
+
+
 def runner():
     """``run(handles, a0, a1, a2, a3, scratch) -> dnnl status``, compiled on first use (Numba
     is imported then, never at ``import fw_core``)."""
@@ -100,13 +115,13 @@ def runner():
 
 
 def _runners():
-    """The compiled ``run`` on four arrays and ``execute(handles, pointers, scratch)`` on a
-    uint64 array of pointers."""
+    """The compiled ``run`` on four arrays and on a tuple of arrays."""
     if not _compiled:
         import numba
 
         execute = numba.njit(_execute_all)
-        _compiled.extend((numba.njit(_on_arrays(execute)), execute))
+        _compiled.extend((numba.njit(_on_arrays(execute)),
+                          numba.njit(_on_tuple(execute, numba.literal_unroll))))
     return _compiled
 
 
@@ -146,10 +161,11 @@ class Program:
         if status:
             capi.check(status, None, "dnnl_primitive_execute")
 
-    def run(self, pointers: np.ndarray) -> None:
-        """Run on arrays given by their data pointers (uint64, in the order the program was
-        built with): a program over more than :data:`OPERANDS` arrays."""
-        status = _runners()[1](self._handles, pointers, _scratch(self.scratch))
+    def run(self, arrays: tuple) -> None:
+        """Run on a tuple of this call's arrays, in the order the program was built with: a
+        program over more than :data:`OPERANDS` arrays (each distinct tuple of array types
+        compiles once)."""
+        status = _runners()[1](self._handles, arrays, _scratch(self.scratch))
         if status:
             capi.check(status, None, "dnnl_primitive_execute")
 
