@@ -24,10 +24,12 @@ without ``--out`` the phases are printed as run.py's markdown table.
 The result: ``{"phases": [{op, phase, module, shapes, transposed, equation, calls, gflop,
 served_by, fw_s, fw_gflop_s, onednn_s, onednn_gflop_s, onednn_impl, fraction}, ...],
 "fw_ms": ..., "onednn_ms": ..., "fraction": ..., "untimed": phases oneDNN has no primitive
-for, "load_average": [1-minute load at the start, at the end]}``, or ``{"error": ...}`` when
-fw_onednn is not loaded. The best round of each is taken (a shared machine only ever adds
-time); the load averages say how shared it was: a 2-thread OpenMP team whose thread waits for a
-core loses a time slice at every barrier, far more than a single-threaded NumPy call loses.
+for, "others_cpu": ...}``, or ``{"error": ...}`` when fw_onednn is not loaded. The best round
+of each is taken (a shared machine only ever adds time). ``others_cpu`` (per phase and for the
+whole measurement) is the share of the machine's CPU time that other processes used meanwhile
+(Linux's ``/proc/stat`` less this process's own; None elsewhere): a 2-thread OpenMP team
+whose thread waits for a core loses a time slice at every barrier, far more than a
+single-threaded NumPy call loses, so a phase timed while others ran says little.
 
 Not phases here: ops whose kernels run products inside them, such as
 ``scaled_dot_product_attention``'s forward (its backward is matmuls, which are) and the recurrent
@@ -53,8 +55,33 @@ PRODUCTS = ("matmul", "bmm", "linear", "einsum")
 CONVOLUTIONS = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
                 "conv1d_weight_grad", "conv2d_weight_grad")
 OPS = PRODUCTS + CONVOLUTIONS
-ROUNDS, QUICK_ROUNDS = 7, 2
-ROUND_S, QUICK_ROUND_S = 0.02, 0.002  # seconds each contender runs per round
+ROUNDS, QUICK_ROUNDS = 15, 2
+ROUND_S, QUICK_ROUND_S = 0.01, 0.002  # seconds each contender runs per round (3 batches)
+
+
+class OthersCPU:
+    """The share of all cores' time that other processes used since this was made: ``share()``
+    (None where ``/proc/stat`` is missing)."""
+
+    def __init__(self):
+        self._start = self._now()
+
+    @staticmethod
+    def _now() -> tuple[float, float, float] | None:
+        try:
+            with open("/proc/stat") as stat:
+                fields = [int(v) for v in stat.readline().split()[1:8]]
+        except OSError:
+            return None
+        hz, own = os.sysconf("SC_CLK_TCK"), os.times()
+        return sum(fields) / hz, (fields[3] + fields[4]) / hz, own.user + own.system
+
+    def share(self) -> float | None:
+        end = self._now()
+        if end is None or self._start is None or end[0] <= self._start[0]:
+            return None
+        total, idle, own = (e - s for e, s in zip(end, self._start))
+        return max(0.0, (total - idle - own) / total)
 
 
 def record_step(name: str, weights: dict) -> list[dict]:
@@ -252,13 +279,14 @@ def measure_phase(call: dict, rounds: int, round_s: float) -> dict:
                              for a in arrays],
               "equation": attrs.get("equation"), "calls": call["calls"], "gflop": work / 1e9,
               "served_by": served[0] if served else None}
-    ours, theirs = [], []
+    ours, theirs, others = [], [], OthersCPU()
     for _ in range(rounds):
         ours.append(seconds_per_call(lambda: chain(*arrays, **attrs), round_s))
         if onednn is not None:
             theirs.append(loop_seconds_per_call(onednn, round_s))
     fw_s = min(ours)  # a shared machine only ever adds time: the best round is the kernel's
-    result.update(fw_s=fw_s, fw_gflop_s=work / fw_s / 1e9, onednn_impl=impl)
+    result.update(fw_s=fw_s, fw_gflop_s=work / fw_s / 1e9, onednn_impl=impl,
+                  others_cpu=others.share())
     if onednn is None:
         result.update(onednn_s=None, onednn_gflop_s=None, fraction=None)
     else:
@@ -276,14 +304,14 @@ def measure(name: str, weights: dict, quick: bool = False) -> dict:
     if info is None or info.state != "loaded":
         return {"error": "fw_onednn is not loaded" + (f" ({info.state})" if info else "")}
     rounds, round_s = (QUICK_ROUNDS, QUICK_ROUND_S) if quick else (ROUNDS, ROUND_S)
-    load = os.getloadavg()[0]  # other processes on the cores slow oneDNN's OpenMP team most
+    others = OthersCPU()
     phases = [measure_phase(c, rounds, round_s) for c in record_step(name, weights)]
     timed = [p for p in phases if p["onednn_s"] is not None]
     fw_s = sum(p["calls"] * p["fw_s"] for p in timed)
     onednn_s = sum(p["calls"] * p["onednn_s"] for p in timed)
     return {"phases": phases, "fw_ms": 1e3 * fw_s, "onednn_ms": 1e3 * onednn_s,
             "fraction": onednn_s / fw_s if fw_s else None,
-            "untimed": len(phases) - len(timed), "load_average": [load, os.getloadavg()[0]]}
+            "untimed": len(phases) - len(timed), "others_cpu": others.share()}
 
 
 def main() -> None:

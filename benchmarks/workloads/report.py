@@ -15,6 +15,10 @@ def _number(value, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{share:.0%}"
+
+
 def _large_batch(name: str) -> int | None:
     return next((b for b in WORKLOADS[name].infer_batches if b != 1), None)
 
@@ -66,21 +70,22 @@ def _operands(phase: dict) -> str:
 def phase_table(phases: dict) -> str:
     """One row per GEMM/conv phase of each workload's step, then a total per workload."""
     lines = ["| workload | pass | op | operands | calls | served by | fw GFLOP/s | "
-             "oneDNN GFLOP/s | fw / oneDNN |", "| --- | --- | --- | --- | ---: | --- | ---: | "
-             "---: | ---: |"]
+             "oneDNN GFLOP/s | fw / oneDNN | others' CPU |",
+             "| --- | --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
     totals = ["| workload | fw ms per step | oneDNN ms per step | time-weighted fw / oneDNN | "
-              "load average (start, end) |", "| --- | ---: | ---: | ---: | --- |"]
+              "others' CPU |", "| --- | ---: | ---: | ---: | ---: |"]
     for name, found in phases.items():
         if "error" in found:
-            lines.append(f"| {name} | error: {found['error'][:100]} | | | | | | | |")
+            lines.append(f"| {name} | error: {found['error'][:100]} | | | | | | | | |")
             continue
         for p in found["phases"]:
             lines.append(f"| {name} | {p['phase']} | {p['op']} | {_operands(p)} | "
                          f"{p['calls']} | {p['served_by']} | {_number(p['fw_gflop_s'], 1)} | "
-                         f"{_number(p['onednn_gflop_s'], 1)} | {_number(p['fraction'])} |")
+                         f"{_number(p['onednn_gflop_s'], 1)} | {_number(p['fraction'])} | "
+                         f"{_percent(p.get('others_cpu'))} |")
         totals.append(f"| {name} | {_number(found['fw_ms'], 3)} | "
                       f"{_number(found['onednn_ms'], 3)} | {_number(found['fraction'])} | "
-                      f"{', '.join(f'{v:.1f}' for v in found.get('load_average', ()))} |")
+                      f"{_percent(found.get('others_cpu'))} |")
     return "\n".join(lines + [""] + totals)
 
 
@@ -104,7 +109,9 @@ def markdown(results: dict) -> str:
         *(["", "GEMM and convolution phases of one fw_eager training step: fw's cpu kernel "
            "as fw dispatches it against oneDNN's own primitive for the same shape and strides, "
            "executed alone in a compiled loop (best of alternating rounds; fw / oneDNN is "
-           "fw's FLOP/s over oneDNN's; the issue's target: 0.85 or more):", "",
+           "fw's FLOP/s over oneDNN's; the issue's target: 0.85 or more; others' CPU: the "
+           "share of the machine other processes used meanwhile, which slows oneDNN's OpenMP "
+           "team most):", "",
            phase_table(results["phases"])] if results.get("phases") else [])])
 
 
