@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -78,6 +79,16 @@ class Member:
     output: int | None
 
 
+class Held(NamedTuple):
+    """A chain's value as the program holds it: its layout ``md``, the ``memory`` object, its
+    ``dims``, and whether that memory is the ``caller``'s array (never written)."""
+
+    md: object
+    memory: int
+    dims: tuple
+    caller: bool
+
+
 def supports(node) -> bool:
     """Whether a chain can take ``node``: a batched float32 conv2d, a max or average pooling
     oneDNN can count as fw does, or an eltwise activation oneDNN computes as fw on finite
@@ -106,9 +117,6 @@ def generate(group):
         return None
     where = {v.index: k for k, v in enumerate(group.inputs)}
     outputs = {v.index: m for m, v in enumerate(group.outputs)}
-    first = nodes[0].inputs[0]
-    if first.__class__ is not Value or first.index not in where:
-        return None
     members = []
     for node in nodes:
         arrays = [v for v in node.inputs[1:] if v is not None]
@@ -117,8 +125,8 @@ def generate(group):
         operands = tuple(None if v is None else where[v.index] for v in node.inputs[1:])
         members.append(Member(node.op.name, dict(node.attrs), operands,
                               outputs.get(node.out.index)))
-    return ChainKernel(group.signature(), where[first.index], members, list(group.inputs),
-                       len(group.outputs), list(nodes))
+    return ChainKernel(group.signature(), where[nodes[0].inputs[0].index], members,
+                       list(group.inputs), len(group.outputs), list(nodes))
 
 
 class ChainKernel:
@@ -173,26 +181,26 @@ def build(kernel: ChainKernel, layout):
     x = spatial.batched(shape, strides, 4) if len(shape) == 4 else None
     if x is None:
         return Refusal("the chain's input is not a batched array oneDNN can describe")
-    outputs = len(layout)
+    first_output = len(layout)  # the outputs' operands follow the inputs'
     with Builder() as b:
         steps, impls, out_shapes = [], [], [None] * kernel.outputs
         md = b.plain(*x)
         if md is None:
             return Refusal("oneDNN cannot describe the chain's input")
-        value = (md, b.operand(kernel.source, md), x[0], True)  # (md, memory, dims, operand?)
+        value = Held(md, b.operand(kernel.source, md), x[0], True)
         for member in kernel.members:
             value = _MEMBERS[_family(member.op)](b, member, value, layout, steps)
             if isinstance(value, Refusal):
                 return value
             impls.append(b.impl)
             if member.output is not None:
-                md, memory, dims, _ = value
-                plain = b.plain(dims, contiguous(dims))
-                target = b.operand(outputs + member.output, plain)
-                if plain is None or not b.reorder(md, memory, plain, target, steps,
-                                                  f"{member.op} out"):
+                plain = b.plain(value.dims, contiguous(value.dims))
+                if plain is None or not b.reorder(
+                        value.md, value.memory, plain,
+                        b.operand(first_output + member.output, plain), steps,
+                        f"{member.op} out"):
                     return Refusal("oneDNN has no reorder into a plain result")
-                out_shapes[member.output] = dims
+                out_shapes[member.output] = value.dims
         b.impl = " > ".join(impls)
         return b.finish(steps, tuple(out_shapes))
 
@@ -204,12 +212,11 @@ def _family(op: str) -> str:
 def _take(b, pd, query: int, value, steps, name: str):
     """The memory a primitive of ``pd`` reads ``value`` from: its own, or a scratch copy in the
     layout the primitive chose (a reorder before it); None when oneDNN has no reorder."""
-    md, memory, _, _ = value
     wanted = capi_conv.primitive_desc_query_md(pd, query, 0)
-    if capi_conv.memory_desc_equal(md, wanted):
-        return memory
+    if capi_conv.memory_desc_equal(value.md, wanted):
+        return value.memory
     copy = b.buffer(wanted)
-    return copy if b.reorder(md, memory, wanted, copy, steps, name) else None
+    return copy if b.reorder(value.md, value.memory, wanted, copy, steps, name) else None
 
 
 def _result(b, pd, query: int):
@@ -225,14 +232,14 @@ def _conv(b, member: Member, value, layout, steps):
     w_at, bias_at = (*member.operands, None)[:2]
     w = spatial.batched(*layout[w_at], 4)
     bias = None if bias_at is None else elements(layout[bias_at][1])
-    plan = conv._forward_plan(value[2], layout[w_at][0], None if bias_at is None else
+    plan = conv._forward_plan(value.dims, layout[w_at][0], None if bias_at is None else
                               layout[bias_at][0], a["stride"], a["padding"], a["dilation"],
                               a["groups"])
     if w is None or isinstance(plan, str) or bias_at is not None and bias is None:
         return Refusal(plan if isinstance(plan, str) else "an operand's strides do not fit")
     given = b.plain(*conv._conv_weights(*w, a["groups"]))
     bias_md = None if bias_at is None else b.plain(plan.dst[1:2], bias)
-    chosen = (b.chosen(value[2]), b.chosen(plan.weights), b.chosen(plan.dst))
+    chosen = (b.chosen(value.dims), b.chosen(plan.weights), b.chosen(plan.dst))
     if given is None or None in chosen or bias_at is not None and bias_md is None:
         return Refusal("oneDNN cannot describe these layouts")
     pd = b.primitive_desc(capi_conv.convolution_forward_primitive_desc_create,
@@ -242,8 +249,8 @@ def _conv(b, member: Member, value, layout, steps):
     if refusal:
         return refusal
     src = _take(b, pd, capi_conv.QUERY_SRC_MD, value, steps, "src")
-    weights = _take(b, pd, capi_conv.QUERY_WEIGHTS_MD, (given, b.operand(w_at, given), (), True),
-                    steps, "weights")
+    weights = _take(b, pd, capi_conv.QUERY_WEIGHTS_MD,
+                    Held(given, b.operand(w_at, given), plan.weights, True), steps, "weights")
     if src is None or weights is None:
         return Refusal("oneDNN has no reorder between these layouts")
     md, dst = _result(b, pd, capi_conv.QUERY_DST_MD)
@@ -251,14 +258,14 @@ def _conv(b, member: Member, value, layout, steps):
     if bias_at is not None:
         args.append((capi.ARG_BIAS, b.operand(bias_at, bias_md)))
     b.execute(pd, args, steps)
-    return md, dst, plan.dst, False
+    return Held(md, dst, plan.dst, False)
 
 
 def _pool(b, member: Member, value, layout, steps):
     """A max or average pooling forward on the chain's value, in the value's layout."""
     a = member.attrs
     dilation = a.get("dilation", (1, 1))
-    window = pooling._window(value[2][2:], a["kernel_size"], a["stride"], a["padding"],
+    window = pooling._window(value.dims[2:], a["kernel_size"], a["stride"], a["padding"],
                              dilation, a["ceil_mode"])
     if window is None:
         return Refusal("the window does not fit")
@@ -266,34 +273,33 @@ def _pool(b, member: Member, value, layout, steps):
     algorithm = _POOLS[member.op](a)
     if pooling._overhang_counted(algorithm, a["padding"], pad_r):
         return Refusal(pooling._OVERHANG)
-    dims = (*value[2][:2], *out)
+    dims = (*value.dims[:2], *out)
     chosen = b.chosen(dims)
     pd = chosen and b.primitive_desc(
         capi_conv.pooling_forward_primitive_desc_create, capi_conv.FORWARD_INFERENCE,
-        algorithm, value[0], chosen,
+        algorithm, value.md, chosen,
         *pooling._steps(a["kernel_size"], a["stride"], a["padding"], dilation, pad_r), None)
     refusal = b.unserved(pd, "pooling")
     if refusal:
         return refusal
     md, dst = _result(b, pd, capi_conv.QUERY_DST_MD)
-    b.execute(pd, [(capi.ARG_SRC, value[1]), (capi.ARG_DST, dst)], steps)
-    return md, dst, dims, False
+    b.execute(pd, [(capi.ARG_SRC, value.memory), (capi.ARG_DST, dst)], steps)
+    return Held(md, dst, dims, False)
 
 
 def _eltwise(b, member: Member, value, layout, steps):
     """An activation on the chain's value, in place (into scratch when the value is the
     chain's input, which is the caller's array)."""
-    md, memory, dims, operand = value
     algorithm = eltwise.BY_OP[member.op].spec.algorithm(**member.attrs)
     pd = b.primitive_desc(capi_eltwise.eltwise_forward_primitive_desc_create,
-                          capi_eltwise.FORWARD_INFERENCE, algorithm.alg, md, md, algorithm.alpha,
-                          algorithm.beta, None)
+                          capi_eltwise.FORWARD_INFERENCE, algorithm.alg, value.md, value.md,
+                          algorithm.alpha, algorithm.beta, None)
     refusal = b.unserved(pd, "eltwise")
     if refusal:
         return refusal
-    dst = b.buffer(md) if operand else memory
-    b.execute(pd, [(capi.ARG_SRC, memory), (capi.ARG_DST, dst)], steps)
-    return md, dst, dims, False
+    dst = b.buffer(value.md) if value.caller else value.memory
+    b.execute(pd, [(capi.ARG_SRC, value.memory), (capi.ARG_DST, dst)], steps)
+    return value._replace(memory=dst, caller=False)
 
 
 _MEMBERS = {"conv": _conv, "pool": _pool, "eltwise": _eltwise}

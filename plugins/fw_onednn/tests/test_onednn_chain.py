@@ -204,6 +204,18 @@ def test_what_onednn_cannot_take_runs_the_nodes_one_by_one(rng, scheduler, spoil
         assert np.isnan(got).any()  # fw's relu and max pooling carry NaN on, oneDNN's would not
 
 
+def test_a_window_onednn_would_count_differently_runs_the_nodes_one_by_one(rng, scheduler):
+    """count_include_pad with a ceil_mode window past the padding: oneDNN counts the overhang."""
+    fn = lambda x: F.avg_pool2d(fw.relu(x), 3, 2, 1, True, True)  # noqa: E731
+    x = _tensor(rng, 1, 16, 8, 8)
+    compiled = fw.compile(fn)
+    with fw.no_grad():
+        np.testing.assert_allclose(compiled(x).numpy(), _fw_cpu_alone(fn, x), rtol=1e-6)
+    [group] = _chains(compiled)
+    layout = (((1, 16, 8, 8), x.numpy().strides),)
+    assert "overhang" in chain.build(group.kernel, layout).reason
+
+
 def test_a_chain_of_activations_alone_is_left_to_the_pointwise_rules(rng, scheduler):
     fn = lambda x: fw.sigmoid(fw.relu(x))  # noqa: E731
     compiled = fw.compile(fn)
@@ -211,6 +223,18 @@ def test_a_chain_of_activations_alone_is_left_to_the_pointwise_rules(rng, schedu
         compiled(_tensor(rng, 2, 16, 4, 4))
     assert not _chains(compiled)
     assert "relu+sigmoid: no rule generates it" in _fuse_log(compiled)
+
+
+def test_a_member_reading_another_members_value_as_a_weight_is_declined():
+    from fw_core.compile.ir import Group, Node, Value
+
+    x = Value(0, (2, 4, 4, 4), np.float32, "input")
+    relu = Node(fw.ops.get("relu"), (x,), {}, Value(1, (2, 4, 4, 4), np.float32, "node"), "",
+                "forward")
+    attrs = {"stride": (1, 1), "padding": ((0, 0), (0, 0)), "dilation": (1, 1), "groups": 1}
+    conv = Node(fw.ops.get("conv2d"), (relu.out, relu.out, None), attrs,
+                Value(2, (2, 2, 1, 1), np.float32, "node"), "", "forward")
+    assert chain.generate(Group([relu, conv], [x], [conv.out], structure="chain")) is None
 
 
 @pytest.mark.parametrize("op, attrs, taken", [
