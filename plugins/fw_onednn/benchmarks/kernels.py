@@ -19,13 +19,10 @@ median. The machine is shared: compare only figures of one run.
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
 import time
 
 import numpy as np
-from timing import in_turns
+from timing import in_turns, start
 
 
 def _execute_alone(entry, count=200_000) -> float:
@@ -221,24 +218,12 @@ def first_calls(fw) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--rounds", type=int, default=7)
-    args = parser.parse_args()
+    args, fw, torch = start(__doc__, "fw_onednn kernels")
     import scipy.special
-    import torch
 
-    import fw_core as fw
-    import fw_onednn
     from fw_cpu.kernels import linalg
 
-    fw.plugins.require("fw_onednn")
-    fw.set_num_threads(args.threads)
-    torch.set_num_threads(args.threads)
     cpu = linalg.kernels(np, scipy.special)
-    print(f"# fw_onednn kernels: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, oneDNN {fw_onednn.version()} on {fw_onednn.cpu_isa()}, "
-          f"torch {torch.__version__}, numpy {np.__version__}")
     first_calls(fw)
     call_costs(fw, torch, cpu, args.rounds)
     throughput(fw, torch, cpu, args.rounds, args.threads)
