@@ -200,33 +200,12 @@ def _main_step(program) -> np.ndarray:
     raise ValueError(f"{program!r} has no step with more than two arguments")
 
 
-_loops: list = []
-
-
-def _execute_loop():
-    """``loop(quad, n)``: ``dnnl_primitive_execute(*quad)`` ``n`` times, compiled."""
-    if not _loops:
-        import numba
-
-        from fw_onednn import capi
-
-        execute = capi.primitive_execute
-
-        @numba.njit
-        def loop(quad, n):
-            status = 0
-            for _ in range(n):
-                status |= execute(quad[0], quad[1], quad[2], quad[3])
-            return status
-
-        _loops.append(loop)
-    return _loops[0]
-
-
 def _timed_loop(bind, quad: np.ndarray, keep: tuple):
     """``run(n) -> seconds`` of ``n`` executes of ``quad``'s primitive, its memory objects bound
     to this phase's arrays first (fw's own calls of a shared program bind them to theirs)."""
-    loop = _execute_loop()
+    from fw_onednn import execute
+
+    loop = execute.repeat_loop()
 
     def run(n: int) -> float:
         bind()

@@ -27,19 +27,9 @@ from timing import in_turns, start
 
 def _execute_alone(entry, count=200_000) -> float:
     """Seconds per ``dnnl_primitive_execute`` of ``entry``, called from a compiled loop."""
-    import numba
-
     from fw_onednn import execute
 
-    run = execute._execute
-
-    @numba.njit
-    def loop(handles, n):
-        status = 0
-        for _ in range(n):
-            status |= run(handles[0], handles[1], handles[2], handles[3])
-        return status
-
+    loop = execute.repeat_loop()
     loop(entry.handles, 10)
     best = float("inf")
     for _ in range(5):

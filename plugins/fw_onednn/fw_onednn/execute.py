@@ -29,6 +29,8 @@ twice as long and costs more per call.
 
 from __future__ import annotations
 
+import functools
+
 from . import capi
 
 _set_data = capi.memory_set_data_handle
@@ -62,3 +64,21 @@ def runner(count: int):
         exec(_source(count), namespace)  # noqa: S102 - the source is generated above
         run = _compiled[count] = numba.njit(namespace["run"])
     return run
+
+
+@functools.cache
+def repeat_loop():
+    """``loop(handles, n) -> status``: the primitive of ``handles`` (an entry's, or any array
+    starting ``[primitive, stream, nargs, args]``) executed ``n`` times from compiled code on the
+    arrays it was last bound to, the statuses or-ed together. What a primitive costs with no
+    caller around it: the rate fw's benchmarks hold the per-call path and fw's kernels against."""
+    import numba
+
+    @numba.njit
+    def loop(handles, n):
+        status = 0
+        for _ in range(n):
+            status |= _execute(handles[0], handles[1], handles[2], handles[3])
+        return status
+
+    return loop

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fw_core as fw
-from fw_onednn import capi, library
+from fw_onednn import capi, execute, library
 from fw_onednn.cache import PRIMITIVES
 
 
@@ -69,3 +69,12 @@ def test_a_failed_execute_names_the_op_that_ran_and_its_inputs(rng, op, call):
     assert text.startswith(f"{op}: oneDNN's dnnl_primitive_execute failed: runtime_error")
     assert "float32[3, 4] on cpu, float32[4, 5] on cpu" in text
     assert "FW_DISABLE_PLUGINS=fw_onednn" in text
+
+
+def test_the_repeat_loop_executes_the_primitive_on_the_arrays_it_was_last_bound_to(rng):
+    a, b = (rng.standard_normal((3, 4), np.float32), rng.standard_normal((4, 5), np.float32))
+    out = fw.ops.kernel("matmul", "cpu")(a, b)
+    (entry,) = PRIMITIVES._entries.values()
+    out[...] = 0.0
+    assert execute.repeat_loop()(entry.handles, 3) == 0
+    np.testing.assert_allclose(out, a @ b, rtol=1e-6, atol=1e-6)
