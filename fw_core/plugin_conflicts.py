@@ -171,16 +171,16 @@ def _rank_kernels(settled: Settled, key, entries):
         why = (f"{winner} provides the device {device}" if winner == device_plugin
                else _FIRST.replace("it", winner, 1))
         runs = "which runs" if not chain else "which runs what the kernels above it refuse"
-        for name in tied[1:] if winner == tied[0] else [n for n in tied if n != winner]:
+        losers = [name for name in tied if name != winner]
+        for name in losers:
             _drop(settled, name, "kernels",
                   lambda r: (r.op, r.device, r.priority) == (*key, priority))
             settled.notes[name].append(
                 f"kernel {op}@{device} refused: plugin {winner} has one of the same priority "
                 f"{priority}, {runs} ({why}). Give yours priority={priority + 1} or more to "
                 f"replace it, {_FIX}={name}")
-        if not chain and len(tied) > 1:
-            ties = f"priority {priority}, tied with {', '.join(n for n in tied if n != winner)} " \
-                   f"({why})"
+        if not chain and losers:
+            ties = f"priority {priority}, tied with {', '.join(losers)} ({why})"
         chain.append(next(e for e in entries if e[1] == winner and e[0].priority == priority))
     if ties:
         return chain, ties
