@@ -87,9 +87,12 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
     escaping = {v.index for v in graph.outputs}
     made, skipped, names = [], [], []
     for find, chain in ((_chains, True), (_candidates, False)):
+        round_rules = [r for r in rules if r.chains is chain]
+        if not round_rules:
+            continue
         users = graph.users()  # the chains made are steps of the graph the second round sees
         kept = []
-        for members, candidates in find(graph.steps, [r for r in rules if r.chains is chain]):
+        for members, candidates in find(graph.steps, round_rules):
             group = _make_group(members, users, escaping, chain)
             if not group.outputs:
                 continue
@@ -227,7 +230,7 @@ def _chains(steps, rules):
         if step.__class__ is not Node or is_impure(step):
             close()
             continue
-        accepting = _accepting(step, rules) if rules else []
+        accepting = _accepting(step, rules)
         if members:
             first = step.inputs[0] if step.inputs else None
             joint = [r for r in common if r in accepting]
