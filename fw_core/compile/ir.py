@@ -117,6 +117,27 @@ class Group:
     def phase(self) -> str:
         return self.nodes[0].phase
 
+    def unfused(self, device: str) -> Callable | None:
+        """``run(*input_arrays) -> list of output arrays``: the group's nodes one by one, each by
+        ``device``'s kernel, which is what the fused kernel replaces (the fusion pass measures
+        the two against each other; a fused kernel runs this for the calls it cannot take).
+        None when a node has no kernel on ``device``."""
+        from ..ops.registry import kernel as kernel_of
+
+        steps = [(node, kernel_of(node.op, device)) for node in self.nodes]
+        if any(kernel is None for _, kernel in steps):
+            return None
+        inputs, outputs = self.inputs, self.outputs
+
+        def run(*arrays):
+            env = {v.index: a for v, a in zip(inputs, arrays)}
+            for node, kernel in steps:
+                args = [env[v.index] if v.__class__ is Value else v for v in node.inputs]
+                env[node.out.index] = kernel(*args, **node.attrs)
+            return [env[v.index] for v in outputs]
+
+        return run
+
     def signature(self) -> tuple:
         """Everything a generated kernel depends on except sizes: ops, attributes, scalars,
         dtypes, ranks and which dimensions each input broadcasts over. Kernels are cached by it,

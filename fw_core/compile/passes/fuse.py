@@ -34,7 +34,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...ops.registry import kernel as kernel_of
 from ...records import Structure
 from ..ir import Group, Node, Value
 from .dce import is_impure
@@ -293,16 +292,12 @@ def _measure(graph, group: Group, device: str, sync: Callable[[], None]):
     saying why the fused kernel cannot be used (it failed, or its results differ)."""
     samples = getattr(graph, "samples", None) or {}
     arrays = [samples.get(v.index) for v in group.inputs]
-    kernels = [kernel_of(n.op, device) for n in group.nodes]
-    if any(a is None for a in arrays) or any(k is None for k in kernels):
+    nodes = group.unfused(device)
+    if any(a is None for a in arrays) or nodes is None:
         return None
 
     def unfused():
-        env = {v.index: a for v, a in zip(group.inputs, arrays)}
-        for node, kernel in zip(group.nodes, kernels):
-            args = [env[v.index] if v.__class__ is Value else v for v in node.inputs]
-            env[node.out.index] = kernel(*args, **node.attrs)
-        return [env[v.index] for v in group.outputs]
+        return nodes(*arrays)
 
     expected = unfused()
     try:

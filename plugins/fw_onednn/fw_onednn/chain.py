@@ -40,7 +40,6 @@ from typing import NamedTuple
 import numpy as np
 
 from fw_core.compile.ir import Value
-from fw_core.ops import kernel as kernel_of
 from fw_core.records import FusionRule, Structure
 
 from . import capi, capi_conv, capi_eltwise, conv, eltwise, pooling, spatial
@@ -125,8 +124,11 @@ def generate(group):
         operands = tuple(None if v is None else where[v.index] for v in node.inputs[1:])
         members.append(Member(node.op.name, dict(node.attrs), operands,
                               outputs.get(node.out.index)))
+    unfused = group.unfused("cpu")
+    if unfused is None:
+        return None
     return ChainKernel(group.signature(), where[nodes[0].inputs[0].index], members,
-                       list(group.inputs), len(group.outputs), list(nodes))
+                       len(group.outputs), unfused)
 
 
 class ChainKernel:
@@ -136,12 +138,9 @@ class ChainKernel:
     ``source`` (the position of the chain's input among the group's inputs).
     """
 
-    def __init__(self, signature, source: int, members: list[Member], inputs: list[Value],
-                 outputs: int, nodes):
+    def __init__(self, signature, source: int, members: list[Member], outputs: int, nodes):
         self.key, self.source, self.members, self.outputs = signature, source, members, outputs
-        # for the calls oneDNN does not take: the nodes, each by fw's kernel
-        self._inputs, self._nodes = inputs, nodes
-        self._kernels = [kernel_of(n.op, "cpu") for n in nodes]
+        self._nodes = nodes  # for the calls oneDNN does not take: Group.unfused("cpu")
 
     def __call__(self, *arrays, out=None):
         if not all(_finite(a.sum()) for a in arrays):  # float32: the signature says so
@@ -162,15 +161,7 @@ class ChainKernel:
 
     def unfused(self, arrays) -> tuple:
         """The chain's nodes one by one through fw's kernels (what the chain replaces)."""
-        env = {v.index: a for v, a in zip(self._inputs, arrays)}
-        for node, kernel in zip(self._nodes, self._kernels):
-            args = [env[v.index] if v.__class__ is Value else v for v in node.inputs]
-            env[node.out.index] = kernel(*args, **node.attrs)
-        done = [None] * self.outputs
-        for node, member in zip(self._nodes, self.members):
-            if member.output is not None:
-                done[member.output] = env[node.out.index]
-        return tuple(done)
+        return tuple(self._nodes(*arrays))
 
 
 # -- building: the program of a chain for one call's layouts, or a Refusal ---------------------

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from fw_core.compile.ir import Value
-from fw_core.ops import kernel as kernel_of
 from fw_core.records import FusionRule, Structure
 
 from . import capi, capi_eltwise, layouts, postops, primitive
@@ -96,9 +95,10 @@ def generate(group) -> FusedKernel | None:
         return None
     where = {v.index: k for k, v in enumerate(group.inputs)}
     made = postops.recipe(group, where)
-    if isinstance(made, str):
+    unfused = group.unfused("cpu")
+    if isinstance(made, str) or unfused is None:
         return None
-    return FusedKernel(group, spec, made, [where[v.index] for v in head.inputs])
+    return FusedKernel(group, spec, made, [where[v.index] for v in head.inputs], unfused)
 
 
 class FusedKernel:
@@ -106,10 +106,11 @@ class FusedKernel:
     primitive, or the group's nodes one by one where oneDNN cannot (see the module docstring).
 
     Attributes a reader may look at: ``kind`` (the primitive cache's name for it,
-    "linear+gelu:f32"), ``recipe`` (the post-ops) and ``unfused`` (the nodes' own kernels).
+    "linear+gelu:f32"), ``recipe`` (the post-ops) and ``unfused`` (the group's nodes one by
+    one through fw's kernels: ``Group.unfused``).
     """
 
-    def __init__(self, group, head: Head, recipe: postops.Recipe, head_at: list[int]):
+    def __init__(self, group, head: Head, recipe: postops.Recipe, head_at: list[int], unfused):
         self.head, self.recipe, self.head_at = head, recipe, head_at
         self.kind = "+".join(n.op.name for n in group.nodes) + ":f32"
         binary = [op for op in recipe.post_ops if isinstance(op, postops.Binary)]
@@ -117,12 +118,7 @@ class FusedKernel:
         self.operands = [(recipe.post_ops.index(op),
                           np.full(1, op.operand, F32) if op.constant else op.operand)
                          for op in binary]
-        positions = {v.index: k for k, v in enumerate(group.inputs)}
-        #: per node: (its fw kernel, attributes, arguments, the value it makes); an argument is
-        #: ("input", position), ("made", value index) or ("number", the number)
-        self.unfused = [(kernel_of(n.op, "cpu"), n.attrs, [_argument(v, positions)
-                                                           for v in n.inputs], n.out.index)
-                        for n in group.nodes]
+        self.unfused = unfused
         self.__qualname__ = self.__name__ = f"onednn_fused[{self.kind}]"
 
     def __call__(self, *arrays, out=None):
@@ -174,24 +170,11 @@ class FusedKernel:
     def run_unfused(self, arrays, buffer=None):
         """The group's result through each node's own fw kernel (written into ``buffer``
         when given)."""
-        env = {}
-        for kernel, attrs, args, index in self.unfused:
-            values = [arrays[at] if source == "input" else env[at] if source == "made" else at
-                      for source, at in args]
-            env[index] = kernel(*values, **attrs)
-        result = env[self.unfused[-1][3]]
+        [result] = self.unfused(*arrays)  # the recipe's group has one output: the last node's
         if buffer is not None:
             buffer[...] = result
             return buffer
         return result
-
-
-def _argument(v, positions: dict[int, int]) -> tuple[str, object]:
-    if v.__class__ is not Value:
-        return ("number", v)
-    if v.index in positions:
-        return ("input", positions[v.index])
-    return ("made", v.index)
 
 
 RULE = FusionRule(name=NAME, device="cpu",
