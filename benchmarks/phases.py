@@ -205,7 +205,7 @@ def _timed_loop(bind, quad: np.ndarray, keep: tuple):
     to this phase's arrays first (fw's own calls of a shared program bind them to theirs)."""
     from fw_onednn import execute
 
-    loop = execute.repeat_loop()
+    loop = execute.repeat
 
     def run(n: int) -> float:
         bind()

@@ -2,7 +2,9 @@
 
 Kernels of one (op, device) form a chain, highest priority first. A kernel with a guard
 (``KernelSpec.guard``) takes the calls its guard accepts and hands the others to the next
-kernel; the first unguarded kernel takes the rest, and what lies below it never runs. So a
+kernel; the first unguarded kernel takes the rest, and what lies below it never runs. A guard
+that looked something up to decide (a cached library primitive for these shapes) may return
+the function that runs the call instead of True, so the kernel does not look it up again. So a
 library that handles only some dtypes, layouts or attributes (oneDNN, say) serves those, and
 fw_cpu serves everything else, decided per call by the guard and never by catching an
 exception. The composed chain is a plain function: no lookup or hook call per op.
@@ -32,9 +34,12 @@ def _guarded(spec: KernelSpec, primary, fallback):
     guard = spec.guard
 
     def kernel(*arrays, **attrs):
-        if guard(*arrays, **attrs):
-            return primary(*arrays, **attrs)
-        return fallback(*arrays, **attrs)
+        took = guard(*arrays, **attrs)
+        if not took:
+            return fallback(*arrays, **attrs)
+        if callable(took):
+            return took(*arrays, **attrs)
+        return primary(*arrays, **attrs)
 
     kernel.__qualname__ = f"guarded[{spec.op}@{spec.device}]"
     return kernel

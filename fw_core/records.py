@@ -151,8 +151,11 @@ class KernelSpec:
             order), and the other kernel is refused with a note naming both.
         guard: for a kernel that takes only some calls (a library that needs contiguous
             float32, say): called with the same arguments as ``fn`` before it, returns whether
-            ``fn`` takes this call; when it does not, the kernel of the next lower priority
-            runs instead. It must be cheap and must not raise for valid inputs.
+            ``fn`` takes this call; when it does not (a false value), the kernel of the next
+            lower priority runs instead. A guard may return, instead of True, the function that
+            runs this call with ``fn``'s arguments (a kernel bound to the cached primitive the
+            guard looked up, say), which then runs in place of ``fn``. It must be cheap and must
+            not raise for valid inputs.
         takes: what the guard accepts, in words ("float32, C-contiguous, 2-d"): what
             ``fw.plugins.dispatch_table()`` and ``fw plugins --verbose`` say.
     """
@@ -162,7 +165,7 @@ class KernelSpec:
     fn: Callable
     dtypes: frozenset[str] | None = None
     priority: int = 0
-    guard: Callable[..., bool] | None = None
+    guard: Callable[..., bool | Callable] | None = None
     takes: str = ""
 
 

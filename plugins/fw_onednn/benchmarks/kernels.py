@@ -3,7 +3,7 @@
     python plugins/fw_onednn/benchmarks/kernels.py [--threads 2] [--rounds 7]
 
 1. Per-call cost of a 4×4 float32 matmul, in µs: oneDNN's ``dnnl_primitive_execute`` alone (a
-   compiled loop: the kernel itself), fw_onednn as fw's dispatch calls it (guard + kernel), the
+   C loop: the kernel itself), fw_onednn as fw's dispatch calls it (guard + kernel), the
    same primitive through plain ctypes, fw_cpu's NumPy kernel, torch.matmul, and ``fw.matmul``
    on tensors with and without fw_onednn loaded.
 2. GFLOP/s at the benchmark workloads' shapes (mlp and transformer linears, their backward
@@ -11,7 +11,7 @@
    fw_cpu as fw runs it with fw_onednn loaded (OpenBLAS held to one thread), taking turns in
    each round; then NumPy on all threads, timed in a block of its own (alternating it with
    oneDNN's spinning OpenMP threads would measure the fight, see threads.py).
-3. What the first call of a layout costs: the primitive build, and compiling the execute path.
+3. What the first call of a layout costs: the primitive build (nothing compiles at run time).
 
 Each timing repeats a call for ~20 ms; per-call figures are the best of the rounds, GFLOP/s the
 median. The machine is shared: compare only figures of one run.
@@ -26,10 +26,10 @@ from timing import in_turns, start
 
 
 def _execute_alone(entry, count=200_000) -> float:
-    """Seconds per ``dnnl_primitive_execute`` of ``entry``, called from a compiled loop."""
+    """Seconds per ``dnnl_primitive_execute`` of ``entry``, called from a C loop."""
     from fw_onednn import execute
 
-    loop = execute.repeat_loop()
+    loop = execute.repeat
     loop(entry.handles, 10)
     best = float("inf")
     for _ in range(5):
@@ -61,6 +61,7 @@ def call_costs(fw, torch, cpu, rounds: int) -> None:
     """Section 1: the per-call cost of a 4x4 matmul on each path."""
     import fw_onednn
     from fw_onednn import kernels
+    from fw_onednn.cache import PRIMITIVES
 
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(2))
@@ -71,12 +72,13 @@ def call_costs(fw, torch, cpu, rounds: int) -> None:
     fw_onednn.set_min_work(0, matrix_vector=True)  # a 4x4 product is fw_cpu's by default
     try:
         kernels.takes_matmul(a, b)
-        entry = kernels._found.entry
+        entry = PRIMITIVES.latest()
         out = np.empty((4, 4), np.float32)
         results = in_turns({
             "fw_onednn via fw's cpu kernel (guard + kernel)": (chain, (a, b)),
-            "fw_onednn compiled run only (primitive in hand)":
+            "fw_onednn C call only (primitive in hand)":
                 (entry.run, (entry.handles, a, b, out)),
+            "fw_onednn primitive's call (C call, allocating the result)": (entry.call, (a, b)),
             "same primitive through plain ctypes": (_plain_ctypes(entry), (a, b)),
             "fw_cpu kernel (NumPy a.dot(b))": (cpu["matmul"], (a, b)),
             "torch.matmul": (torch.matmul, (ta, tb)),
@@ -94,7 +96,7 @@ def call_costs(fw, torch, cpu, rounds: int) -> None:
     finally:
         fw.plugins.use(None)
     print(f"\n## Per call, 4x4 float32 matmul (µs, best of {rounds}; oneDNN impl {entry.impl})")
-    print(f"{'dnnl_primitive_execute alone (compiled loop)':58} {kernel * 1e6:7.2f}")
+    print(f"{'dnnl_primitive_execute alone (C loop)':58} {kernel * 1e6:7.2f}")
     for name, seconds in results.items():
         above = f"  ({(seconds - kernel) * 1e6:+.2f} above the kernel)" if "onednn" in name \
             or "ctypes" in name else ""
@@ -200,9 +202,9 @@ def first_calls(fw) -> None:
         chain(*operands)
         timings.append(time.perf_counter() - start)
     print("\n## First calls of a layout")
-    for what, seconds in zip(("the first in the process (Numba import + compile + build)",
+    for what, seconds in zip(("the first in the process (primitive build)",
                               "a new shape (primitive build)",
-                              "a new operand rank (build + a Numba specialisation)"), timings):
+                              "a new operand rank (primitive build)"), timings):
         print(f"{what:58} {seconds * 1e3:8.1f} ms")
     print(f"cache: {fw_onednn.cache_info()}")
 

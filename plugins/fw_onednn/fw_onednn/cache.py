@@ -50,10 +50,10 @@ class PrimitiveCache:
     """A bounded map from layout keys to primitives (or refusals), least recently used out
     first, with counters.
 
-    An entry carries ``used``, the hit count when it was last looked up: a hit costs one dict
-    lookup and two integer writes (an ``OrderedDict`` reordered per hit costs ~0.25 µs more), and
-    eviction, which happens only when a miss has just spent ~1 ms building, finds the oldest by
-    a scan.
+    An entry carries ``used``, the count of lookups and additions when it was last handed out:
+    a hit costs one dict lookup and two integer writes (an ``OrderedDict`` reordered per hit
+    costs ~0.25 µs more), and eviction, which happens only when a miss has just spent ~1 ms
+    building, finds the oldest by a scan.
     """
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
@@ -67,7 +67,7 @@ class PrimitiveCache:
         entry = self._entries.get(key)
         if entry is not None:
             self.hits += 1
-            entry.used = self.hits
+            entry.used = self.hits + self.misses
         return entry
 
     def add(self, key, build, *args):
@@ -75,11 +75,16 @@ class PrimitiveCache:
         (evicting the least recently used beyond capacity) and return it."""
         with self._lock:
             entry = build(*args)
-            entry.used = self.hits
             self.misses += 1
+            entry.used = self.hits + self.misses
             self._entries[key] = entry
             self._evict(self.capacity)
         return entry
+
+    def latest(self):
+        """The entry looked up or added last (which primitive a call just used, for tests and
+        benchmarks), or None when the cache is empty."""
+        return max(self._entries.values(), key=lambda entry: entry.used, default=None)
 
     def resize(self, capacity: int) -> None:
         """Hold at most ``capacity`` entries from now on, evicting the oldest beyond it."""

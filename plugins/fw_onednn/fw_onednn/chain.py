@@ -156,7 +156,7 @@ class ChainKernel:
             results.append(given if given is not None and given.shape == shape and
                            given.dtype is F32 and given.flags.c_contiguous else
                            _empty(shape, F32))
-        entry.run((*arrays, *results))
+        entry(*arrays, *results)
         return tuple(results)
 
     def unfused(self, arrays) -> tuple:

@@ -8,9 +8,11 @@ as oneDNN itself answers when asked for the primitive (:mod:`fw_onednn.primitive
 kernel runs every other call (float64, integers, float16, small, matrix-vector or zero-size
 products, strides oneDNN serves only with its reference loops, shapes fw must reject with its
 own error). The answer is cached with the primitive (:mod:`fw_onednn.cache`), so after the first
-call of a layout the guard costs one dictionary lookup. The guard hands the primitive it found
-to the kernel through a thread-local slot: the chain calls the kernel right after its guard said
-yes, in the same thread, and a second lookup would cost ~0.3 µs more per call.
+call of a layout the guard costs one dictionary lookup. A guard that takes the call returns the
+primitive's ``call`` (its execute, bound to the primitive), which the chain runs in place of the
+kernel: what the guard found reaches the execute without a second lookup or a thread-local
+hand-over (~0.25 µs per call). The kernels run the same path on their own, guard included, for
+a caller that holds no chain.
 
 The results are those of fw_cpu's kernels (``fw_cpu/kernels/linalg.py``) to float32 rounding:
 oneDNN accumulates in float32 in its own order.
@@ -19,11 +21,12 @@ oneDNN accumulates in float32 in its own order.
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
-from . import capi, equations, layouts, primitive
+from fw_core.errors import UnsupportedError
+
+from . import equations, layouts, primitive
 from .arguments import whole_number
 from .cache import PRIMITIVES
 
@@ -37,10 +40,7 @@ TAKES = ("float32, at least set_min_work() multiply-adds, any transpose, oneDNN 
          "kernel for the layout")
 TAKES_EINSUM = "as matmul, for two-operand equations that are one matrix product of views"
 
-# .entry: the primitive the guard just found, for its kernel. It is not cleared after the call
-# (~40 ns saved): an evicted primitive lives on until this thread's next guarded call.
-_found = threading.local()
-_lookup, _add, _empty = PRIMITIVES.lookup, PRIMITIVES.add, np.empty
+_lookup, _add = PRIMITIVES.lookup, PRIMITIVES.add
 
 
 #: the fewest multiply-adds oneDNN takes by default: below, its per-call cost (OpenMP fork and
@@ -90,91 +90,74 @@ def _build(planner, *args):
     return primitive.matmul(plan)
 
 
-# -- guards: each leaves the entry it found in _found.entry for the kernel the chain runs next --
-def takes_matmul(a, b) -> bool:
-    """Whether fw_onednn's matmul takes ``matmul(a, b)``."""
+# -- guards: each returns the call of the primitive it found, or None (fw_cpu's call) ---------
+def takes_matmul(a, b):
+    """The run of ``matmul(a, b)`` when fw_onednn's matmul takes it, else None."""
     # a.size * b.size bounds the product's multiply-adds from above: a small product is refused
     # here for ~0.1 µs, without building its key (~0.4 µs)
     if a.dtype is not F32 or b.dtype is not F32 or a.size * b.size < _min_work:
-        return False
+        return None
     key = (MATMUL, a.shape, a.strides, b.shape, b.strides)
-    entry = _lookup(key) or _add(key, _build, layouts.matmul, a.shape, a.strides, b.shape,
-                                 b.strides)
-    _found.entry = entry
-    return entry.serves
+    return (_lookup(key) or _add(key, _build, layouts.matmul, a.shape, a.strides, b.shape,
+                                  b.strides)).call
 
 
-def takes_bmm(a, b) -> bool:
-    """Whether fw_onednn's bmm takes ``bmm(a, b)``: as matmul, for two 3-d operands with one
-    batch size (bmm does not broadcast; fw_cpu raises for the rest)."""
+def takes_bmm(a, b):
+    """The run of ``bmm(a, b)`` when fw_onednn's bmm takes it: as matmul, for two 3-d operands
+    with one batch size (bmm does not broadcast; fw_cpu raises for the rest)."""
     if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
-        return False
+        return None
     return takes_matmul(a, b)
 
 
-def takes_linear(x, weight, bias=None) -> bool:
-    """Whether fw_onednn's linear takes ``linear(x, weight, bias)``."""
+def takes_linear(x, weight, bias=None):
+    """The run of ``linear(x, weight, bias)`` when fw_onednn's linear takes it, else None."""
     if x.dtype is not F32 or weight.dtype is not F32 or x.size * weight.size < _min_work:
-        return False
+        return None
     if bias is None:
         kind, bias_shape, bias_strides = LINEAR, None, None
     elif bias.dtype is F32:
         kind, bias_shape, bias_strides = LINEAR_BIAS, bias.shape, bias.strides
     else:
-        return False
+        return None
     key = (kind, x.shape, x.strides, weight.shape, weight.strides, bias_shape, bias_strides)
-    entry = _lookup(key) or _add(key, _build, layouts.linear, x.shape, x.strides, weight.shape,
-                                 weight.strides, bias_shape, bias_strides)
-    _found.entry = entry
-    return entry.serves
+    return (_lookup(key) or _add(key, _build, layouts.linear, x.shape, x.strides, weight.shape,
+                                  weight.strides, bias_shape, bias_strides)).call
 
 
-def takes_einsum(*operands, equation: str) -> bool:
-    """Whether fw_onednn's einsum takes ``einsum(*operands, equation=...)``: two float32
-    operands whose equation is one matrix product of views (:mod:`fw_onednn.equations`)."""
+def takes_einsum(*operands, equation: str):
+    """The run of ``einsum(*operands, equation=...)`` when fw_onednn's einsum takes it: two
+    float32 operands whose equation is one matrix product of views
+    (:mod:`fw_onednn.equations`)."""
     if len(operands) != 2:
-        return False
+        return None
     a, b = operands
     if a.dtype is not F32 or b.dtype is not F32 or a.size * b.size < _min_work:
-        return False
+        return None
     key = (EINSUM, equation, a.shape, a.strides, b.shape, b.strides)
-    entry = _lookup(key) or _add(key, _build, equations.einsum, equation, a.shape, a.strides,
-                                 b.shape, b.strides)
-    _found.entry = entry
-    return entry.serves
+    return (_lookup(key) or _add(key, _build, equations.einsum, equation, a.shape, a.strides,
+                                  b.shape, b.strides)).call
 
 
-# -- kernels: run only right after their guard took the call, in the same thread --------------
-def run_product(a, b, equation: str | None = None):
-    """``a @ b`` (matmul's rules: 1-d operands, broadcast batches), bmm, or a two-operand
-    einsum (its ``equation`` is in the primitive already), on the primitive the guard just
-    found."""
-    run, handles, shape = _found.entry.launch
-    out = _empty(shape, F32)
-    status = run(handles, a, b, out)
-    if status:
-        capi.check(status, None, "dnnl_primitive_execute")
-    return out
+# -- kernels: the guard's run, for a caller without a chain -------------------------------------
+def _kernel(op: str, guard, takes: str):
+    def kernel(*arrays, **attrs):
+        """The op through oneDNN, guard included; UnsupportedError for a call it refuses."""
+        run = guard(*arrays, **attrs)
+        if run is None:
+            raise UnsupportedError(f"fw_onednn does not take this call; it takes {takes}", op=op,
+                                   hint=f"call fw.ops.kernel({op!r}, 'cpu'), which hands the "
+                                   "calls fw_onednn refuses to fw_cpu")
+        return run(*arrays, **attrs)
 
-
-def run_linear(x, weight, bias=None):
-    """``x @ weight.T + bias``, the bias added by the primitive :func:`takes_linear` just
-    found."""
-    run, handles, shape = _found.entry.launch
-    out = _empty(shape, F32)
-    if bias is None:
-        status = run(handles, x, weight, out)
-    else:
-        status = run(handles, x, weight, bias, out)
-    if status:
-        capi.check(status, None, "dnnl_primitive_execute")
-    return out
+    kernel.__qualname__ = kernel.__name__ = f"onednn_{op}"
+    return kernel
 
 
 #: (op, guard, kernel, what the guard takes) for every op fw_onednn serves
-KERNELS = (
-    ("matmul", takes_matmul, run_product, TAKES),
-    ("bmm", takes_bmm, run_product, TAKES),
-    ("linear", takes_linear, run_linear, TAKES),
-    ("einsum", takes_einsum, run_product, TAKES_EINSUM),
-)
+KERNELS = tuple((op, guard, _kernel(op, guard, takes), takes) for op, guard, takes in (
+    ("matmul", takes_matmul, TAKES),
+    ("bmm", takes_bmm, TAKES),
+    ("linear", takes_linear, TAKES),
+    ("einsum", takes_einsum, TAKES_EINSUM),
+))

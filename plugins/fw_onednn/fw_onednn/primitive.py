@@ -15,6 +15,7 @@ A :class:`Primitive` owns its native objects and destroys them when the last ref
 from __future__ import annotations
 
 import ctypes
+import functools
 import weakref
 from dataclasses import dataclass
 
@@ -54,6 +55,7 @@ class Refusal:
     """oneDNN has no fast implementation for these layouts; ``reason`` says what it answered."""
 
     serves = False
+    call = None  # a guard returns it: the call is fw_cpu's
     __slots__ = ("reason", "used")
 
     def __init__(self, reason: str):
@@ -69,15 +71,18 @@ class Primitive:
     Attributes:
         impl: the implementation oneDNN chose ("brg:avx512_core", "gemm:jit:f32").
         out_shape: the shape of the array the kernel allocates for the result.
-        run: ``run(handles, *arrays) -> status``: the compiled execute path, arrays in the
-            order the primitive was built with (:mod:`fw_onednn.execute`).
+        run: ``run(handles, *arrays) -> status``: the execute path, arrays in the order the
+            primitive was built with (:func:`fw_onednn.execute.run`).
         handles: the addresses ``run`` needs.
         launch: ``(run, handles, out_shape)``, what a kernel reads per call, in one tuple.
+        call: ``call(*arrays, **attributes) -> result``: the primitive on the op's input arrays,
+            its result in a new array (:func:`fw_onednn.execute.call`), what a guard returns
+            for the chain to run in place of its kernel.
         used: when the primitive cache last handed it out.
     """
 
     serves = True
-    __slots__ = ("impl", "out_shape", "run", "handles", "launch", "used", "_args",
+    __slots__ = ("impl", "out_shape", "run", "handles", "launch", "call", "used", "_args",
                  "__weakref__")
 
     def __init__(self, impl: str, out_shape: tuple[int, ...], primitive: int,
@@ -90,15 +95,20 @@ class Primitive:
         self._args = args
         self.handles = np.array([primitive, STREAM, len(memories), args.ctypes.data, *memories],
                                 np.uint64)
-        self.run = execute.runner(len(memories))
+        self.run = execute.run
         self.launch = (self.run, self.handles, out_shape)
-        weakref.finalize(self, _destroy, primitive, memories)
+        self.call = functools.partial(execute.call, self.handles, out_shape)
+        # the native objects go with the handles that address them (and the exec-argument
+        # array they point at), not with this entry: a call bound to them (self.call) may
+        # outlive the entry's eviction from the cache by another thread
+        weakref.finalize(self.handles, _destroy, primitive, memories, args)
 
     def __repr__(self) -> str:
         return f"Primitive({self.impl}, out_shape={self.out_shape})"
 
 
-def _destroy(primitive: int, memories: list[int]) -> None:
+def _destroy(primitive: int, memories: list[int], args: np.ndarray) -> None:
+    del args  # kept alive until now: the handles pointed at it
     for memory in memories:
         capi.memory_destroy(memory)
     capi.primitive_destroy(primitive)

@@ -13,14 +13,14 @@ system when the call frees them, and the next call faults every page in again (3
 cnn's first convolution, whose primitive takes 0.3 ms).
 
 A :class:`Builder` turns descriptors into a :class:`Program`: one memory object per distinct
-buffer, bound to this call's arrays by the compiled :func:`runner`, and the primitives in the
-order they run: one primitive between its reorders (:meth:`Builder.assemble`), or several that
-pass blocked values to each other in the scratch buffer (:meth:`Builder.execute`,
-:meth:`Builder.finish`; :mod:`fw_onednn.chain`). Like :class:`~fw_onednn.primitive.Primitive`,
-a Program owns its native objects and destroys them when the last reference goes; a Builder
-that does not finish destroys what it created.
+buffer, bound to this call's arrays by :func:`fw_onednn.execute.run_program`, and the
+primitives in the order they run: one primitive between its reorders
+(:meth:`Builder.assemble`), or several that pass blocked values to each other in the scratch
+buffer (:meth:`Builder.execute`, :meth:`Builder.finish`; :mod:`fw_onednn.chain`). Like
+:class:`~fw_onednn.primitive.Primitive`, a Program owns its native objects and destroys them
+when the last reference goes; a Builder that does not finish destroys what it created.
 
-The compiled function holds the GIL, as :mod:`fw_onednn.execute`'s do, for the same reason: the
+The call holds the GIL, as every :mod:`fw_onednn.execute` call does, for the same reason: the
 memory objects of a cached program are shared by every thread.
 """
 
@@ -32,47 +32,15 @@ import weakref
 
 import numpy as np
 
-from . import capi, capi_conv
+from . import capi, capi_conv, execute
 from .primitive import Refusal, _implementation
 from .runtime import ENGINE, STREAM
 
-#: arrays a program takes per call (inputs, then the result the kernel allocated), unless it
-#: runs on a tuple of them (Program.run)
-OPERANDS = 4
 _SCRATCH = 0xFFFF  # the source index of the scratch buffer in a binding (operands: 0, 1, ...)
-_ALIGN = 64
-_NONE = np.empty(0, np.uint8)  # an operand slot a program does not use
-_compiled = []
+_ALIGN = 64  # blocked copies start at multiples of it, from the scratch's first boundary
+_NONE = np.empty(0, np.uint8)  # no scratch yet
 _arena = threading.local()  # .buffer: this thread's scratch buffer
-
-
-def _execute_all(handles, pointers, scratch):
-    """Bind every memory object to its operand's data pointer (or to its offset in
-    ``scratch``), then execute the primitives in order; the first status that is not
-    ``dnnl_success``, or 0."""
-    base = (scratch.ctypes.data + _MASK_LOW) & _MASK_HIGH
-    bindings, steps = np.int64(handles[1]), np.int64(handles[2])
-    status = 0
-    for i in range(bindings):
-        at = 3 + 3 * i
-        source = np.int64(handles[at + 1])
-        pointer = base + handles[at + 2] if source == _SCRATCH else pointers[source]
-        status = _set_data(handles[at], pointer)
-        if status != 0:
-            return status
-    first = 3 + 3 * bindings
-    for j in range(steps):
-        at = first + 3 * j
-        status = _execute(handles[at], handles[0], handles[at + 1], handles[at + 2])
-        if status != 0:
-            return status
-    return status
-
-
-_set_data = capi.memory_set_data_handle
-_execute = capi.primitive_execute
-_MASK_LOW = np.uint64(_ALIGN - 1)
-_MASK_HIGH = np.uint64(~(_ALIGN - 1) & 0xFFFF_FFFF_FFFF_FFFF)
+_run = execute.run_program
 
 
 def _scratch(size: int) -> np.ndarray:
@@ -83,50 +51,8 @@ def _scratch(size: int) -> np.ndarray:
     return buffer
 
 
-def _on_arrays(execute):
-    """``run(handles, a0, a1, a2, a3, scratch)``: ``execute`` on the four arrays' pointers."""
-
-    def run(handles, a0, a1, a2, a3, scratch):
-        return execute(handles, (a0.ctypes.data, a1.ctypes.data, a2.ctypes.data,
-                                 a3.ctypes.data), scratch)
-
-    return run
-
-
-def _on_tuple(execute, literal_unroll):
-    """``run(handles, arrays, scratch)``: ``execute`` on the pointers of a tuple of arrays of
-    any length and ranks (numba's ``literal_unroll`` walks a tuple of mixed types)."""
-
-    def run(handles, arrays, scratch):
-        pointers = np.empty(len(arrays), np.uint64)
-        i = 0
-        for array in literal_unroll(arrays):
-            pointers[i] = array.ctypes.data
-            i += 1
-        return execute(handles, pointers, scratch)
-
-    return run
-
-
-def runner():
-    """``run(handles, a0, a1, a2, a3, scratch) -> dnnl status``, compiled on first use (Numba
-    is imported then, never at ``import fw_core``)."""
-    return _runners()[0]
-
-
-def _runners():
-    """The compiled ``run`` on four arrays and on a tuple of arrays."""
-    if not _compiled:
-        import numba
-
-        execute = numba.njit(_execute_all)
-        _compiled.extend((numba.njit(_on_arrays(execute)),
-                          numba.njit(_on_tuple(execute, numba.literal_unroll))))
-    return _compiled
-
-
 class Program:
-    """Reorders and a primitive over up to :data:`OPERANDS` arrays, ready to run.
+    """Reorders and primitives over a call's arrays, ready to run.
 
     Attributes:
         impl: the implementation oneDNN chose for the primitive ("jit:avx512_core").
@@ -155,17 +81,10 @@ class Program:
         self._handles = np.array(handles, np.uint64)
         weakref.finalize(self, _destroy, [p for p, _ in steps], memories)
 
-    def __call__(self, a0, a1=_NONE, a2=_NONE, a3=_NONE) -> None:
-        """Run on this call's arrays, in the order the program was built with."""
-        status = runner()(self._handles, a0, a1, a2, a3, _scratch(self.scratch))
-        if status:
-            capi.check(status, None, "dnnl_primitive_execute")
-
-    def run(self, arrays: tuple) -> None:
-        """Run on a tuple of this call's arrays, in the order the program was built with: a
-        program over more than :data:`OPERANDS` arrays (each distinct tuple of array types
-        compiles once)."""
-        status = _runners()[1](self._handles, arrays, _scratch(self.scratch))
+    def __call__(self, *arrays) -> None:
+        """Run on this call's arrays (inputs, then the results the kernel allocated), in the
+        order the program was built with."""
+        status = _run(self._handles, _scratch(self.scratch), *arrays)
         if status:
             capi.check(status, None, "dnnl_primitive_execute")
 

@@ -1,6 +1,7 @@
 """Loading libdnnl.so from the wheel, and oneDNN statuses as fw errors."""
 
 import ctypes
+import functools
 import importlib.metadata
 import pathlib
 
@@ -62,19 +63,37 @@ def test_a_failed_execute_names_the_op_that_ran_and_its_inputs(rng, op, call):
     b = fw.from_numpy(rng.standard_normal((4, 5), np.float32))
     call(a, b)
     (entry,) = PRIMITIVES._entries.values()
-    entry.launch = (lambda *arrays: 5, *entry.launch[1:])  # dnnl_runtime_error
+    handles = entry.handles.copy()
+    handles[2] = 0  # no arguments: oneDNN refuses the execute with invalid_arguments
+    entry.call = functools.partial(execute.call, handles, entry.out_shape)
     with pytest.raises(fw.errors.KernelError) as caught:
         call(a, b)
     text = str(caught.value)
-    assert text.startswith(f"{op}: oneDNN's dnnl_primitive_execute failed: runtime_error")
+    assert text.startswith(f"{op}: oneDNN's dnnl_primitive_execute failed: invalid_arguments")
     assert "float32[3, 4] on cpu, float32[4, 5] on cpu" in text
     assert "FW_DISABLE_PLUGINS=fw_onednn" in text
 
 
-def test_the_repeat_loop_executes_the_primitive_on_the_arrays_it_was_last_bound_to(rng):
+def test_repeat_executes_the_primitive_on_the_arrays_it_was_last_bound_to(rng):
     a, b = (rng.standard_normal((3, 4), np.float32), rng.standard_normal((4, 5), np.float32))
     out = fw.ops.kernel("matmul", "cpu")(a, b)
     (entry,) = PRIMITIVES._entries.values()
     out[...] = 0.0
-    assert execute.repeat_loop()(entry.handles, 3) == 0
+    assert execute.repeat(entry.handles, 3) == 0
     np.testing.assert_allclose(out, a @ b, rtol=1e-6, atol=1e-6)
+
+
+def test_the_native_calls_refuse_what_is_not_a_primitive_call(rng):
+    a = rng.standard_normal((3, 4), np.float32)
+    fw.ops.kernel("matmul", "cpu")(a, a.T.copy())
+    (entry,) = PRIMITIVES._entries.values()
+    with pytest.raises(TypeError, match="argument 1 is list, not an ndarray"):
+        execute.run(entry.handles, a, [1.0])
+    with pytest.raises(TypeError, match="1-d contiguous uint64"):
+        execute.run(entry.handles.astype(np.int64), a)
+    with pytest.raises(ValueError, match="hold 2 entries, this call needs 4"):
+        execute.call(entry.handles[:2], (3, 3), a, a)
+    with pytest.raises(ValueError, match="more arrays than the primitive has arguments"):
+        execute.call(entry.handles, (3, 3), a, a, a)
+    with pytest.raises(ValueError, match="cut short"):
+        execute.run_program(np.array([0, 5, 5], np.uint64), np.empty(0, np.uint8))

@@ -38,7 +38,7 @@ def test_matmul_matches_fw_cpu_and_torch_in_every_layout(rng, cpu_kernels):
         assert got.dtype == np.float32 and got.shape == np.shape(reference), name
         np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5, err_msg=name)
         np.testing.assert_allclose(got, theirs, rtol=1e-5, atol=1e-5, err_msg=name)
-        assert kernels.takes_matmul(a, b) == fast, name
+        assert (kernels.takes_matmul(a, b) is not None) == fast, name
         served += fast
     assert served > 200
 
@@ -49,7 +49,8 @@ def test_bmm_is_served_for_equal_batches(rng, cpu_kernels):
         got = fw.bmm(fw.from_numpy(a), fw.from_numpy(b)).numpy()
         np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-5, atol=1e-5,
                                    err_msg=f"{na} @ {nb}")
-        assert kernels.takes_bmm(a, b) == (servable(na, a.shape) and servable(nb, b.shape))
+        served = servable(na, a.shape) and servable(nb, b.shape)
+        assert (kernels.takes_bmm(a, b) is not None) == served
 
 
 def test_bmm_leaves_broadcast_batches_to_fw_cpu_which_refuses_them(rng):

@@ -102,3 +102,37 @@ def test_serving_asks_the_guards_which_kernel_runs_a_call(float64_relu):
     assert why.endswith("; fw_cpu runs what the guards above refuse")
     assert plugins.serving("relu", "nowhere", (), {}) is None
     assert float64_relu.served == []  # asking runs no kernel
+
+
+class CachingRelu:
+    """A relu whose guard returns the function that runs the call (as a library plugin hands
+    over the primitive it looked up), or None for the calls it leaves to the next kernel."""
+
+    def __init__(self):
+        self.ran = []
+
+    @hookimpl
+    def fw_register_kernels(self):
+        def found(x):
+            self.ran.append("found")
+            return np.maximum(x, 0)
+
+        def relu(x):
+            raise AssertionError("the chain runs what the guard returned, not fn")
+
+        return [KernelSpec(op="relu", device="cpu", fn=relu, priority=20, takes="float64",
+                           guard=lambda x: found if x.dtype == np.float64 else None)]
+
+
+def test_a_guard_may_return_the_function_that_runs_the_call():
+    plugin = CachingRelu()
+    fw.plugins.register(plugin, "fw_cachingrelu")
+    try:
+        assert fw.relu(fw.tensor([-1.0, 2.0], dtype=fw.float64)).tolist() == [0.0, 2.0]
+        assert fw.relu(fw.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]  # float32: fw_cpu's
+        assert plugin.ran == ["found"]
+        import fw_core.plugins as plugins
+
+        assert plugins.serving("relu", "cpu", (np.ones(2),), {})[0] == "fw_cachingrelu"
+    finally:
+        fw.plugins.unregister("fw_cachingrelu")
