@@ -1,8 +1,10 @@
 """Errors that read like a teacher: what arrived, what was expected, and what to do.
 
-Every fw error derives from :class:`FwError` and also from the built-in exception a Python
-user would catch for the same mistake (``ShapeError`` is a ``ValueError``, ``DTypeError`` a
-``TypeError``, ...), so existing ``except`` clauses keep working.
+Every fw error derives from :class:`FwError` and also from the built-in exceptions a Python or
+PyTorch user would catch for the same mistake, so existing ``except`` clauses keep working: a
+``ShapeError`` is a ``ValueError`` and, as PyTorch raises for shape mismatches, a
+``RuntimeError``; a ``DTypeError`` a ``TypeError`` and a ``RuntimeError`` (PyTorch's dtype
+mismatches); an index out of range an ``IndexError``.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class FwError(Exception):
         return "\n".join(lines)
 
 
-class ShapeError(FwError, ValueError):
+class ShapeError(FwError, ValueError, RuntimeError):
     """Input shapes that an op cannot combine."""
 
 
@@ -48,7 +50,7 @@ class IndexOutOfRangeError(ShapeError, IndexError):
     """An index outside a dimension (also an IndexError, as in PyTorch and Python)."""
 
 
-class DTypeError(FwError, TypeError):
+class DTypeError(FwError, TypeError, RuntimeError):
     """A dtype an op, device or conversion does not support."""
 
 

@@ -527,13 +527,31 @@ def _float(x):
     return cast(x, _dt.float32)
 
 
+#: PyTorch's legacy tensor-type names, by dtype ("FloatTensor": float32)
+TENSOR_TYPE_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor",
+                     _dt.float16: "HalfTensor", _dt.int64: "LongTensor", _dt.int32: "IntTensor",
+                     _dt.uint8: "ByteTensor", _dt.bool_: "BoolTensor"}
+_BY_TYPE_NAME = {name: dtype for dtype, name in TENSOR_TYPE_NAMES.items()}
+
+
+def tensor_type(x, dtype=None, non_blocking: bool = False):
+    """Implements ``Tensor.type``: without ``dtype`` the tensor's type name in PyTorch's legacy
+    naming under fw's prefix (``"fw.FloatTensor"``); with one, ``x`` cast to it, where
+    ``dtype`` may also be such a name (``"torch.LongTensor"``, ``"fw.LongTensor"``)."""
+    if dtype is None:
+        return f"fw.{TENSOR_TYPE_NAMES[x.dtype]}"
+    if isinstance(dtype, str) and dtype.rsplit(".", 1)[-1] in _BY_TYPE_NAME:
+        dtype = _BY_TYPE_NAME[dtype.rsplit(".", 1)[-1]]
+    return cast(x, dtype)
+
+
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)
 METHODS = {
     "clone": clone, "float": _float,
     "double": lambda x: cast(x, _dt.float64), "half": lambda x: cast(x, _dt.float16),
     "long": lambda x: cast(x, _dt.int64), "int": lambda x: cast(x, _dt.int32),
     "bool": lambda x: cast(x, _dt.bool_), "byte": lambda x: cast(x, _dt.uint8),
-    "astype": cast, "new_zeros": lambda x, *shape, **kw: zeros(
+    "astype": cast, "type": tensor_type, "new_zeros": lambda x, *shape, **kw: zeros(
         *shape, **{"dtype": x.dtype, "device": x.device, **kw}),
     "new_ones": lambda x, *shape, **kw: ones(*shape, **{"dtype": x.dtype, "device": x.device,
                                                         **kw}),

@@ -92,6 +92,26 @@ def _one_dim(x, dim, op):
     return axis if ndim else None
 
 
+def numpy_names(op, dim, keepdim, axis, keepdims):
+    """``(dim, keepdim)`` from NumPy's spellings ``axis`` / ``keepdims``, which PyTorch accepts
+    as aliases wherever it takes ``dim`` / ``keepdim``.
+
+    Raises:
+        ArgumentError: a value is given under both names.
+    """
+    if axis is not None:
+        if dim is not None:
+            raise ArgumentError(f"dim={dim!r} and its NumPy alias axis={axis!r} were both given",
+                                op=op.name, hint="give one of them")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise ArgumentError("keepdim and its NumPy alias keepdims were both given",
+                                op=op.name, hint="give one of them")
+        keepdim = keepdims
+    return dim, keepdim
+
+
 def _check(op, x, attrs) -> None:
     """Run ``op``'s meta rule on ``x``, for mistakes the kernel would silently accept."""
     try:
@@ -426,23 +446,27 @@ UNREDUCE = define_op(
 
 
 # -- the public functions -------------------------------------------------------------------------
-def sum(x, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A001 - PyTorch's name
+def sum(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
     """Sum of the elements of ``x`` over ``dim`` (every dimension when None).
 
     Integers and bools are summed in int64; ``dtype`` converts ``x`` first.
     ``fw.sum(fw.ones(2, 3), dim=1)`` is ``tensor([3., 3.])``.
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(SUM, dim, keepdim, axis, keepdims)
     axes = _dims(x, dim, SUM)
     if dtype is not None:
         x = cast(x, dtype)
     return apply(SUM, (x,), {"dim": axes, "keepdim": bool(keepdim)})
 
 
-def mean(x, dim=None, keepdim: bool = False, *, dtype=None):
+def mean(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):
     """Mean of the elements of ``x`` over ``dim``; NaN over zero elements.
 
     Raises DTypeError for integer input unless ``dtype`` asks for a floating-point one.
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(MEAN, dim, keepdim, axis, keepdims)
     axes = _dims(x, dim, MEAN)
     if dtype is not None:
         x = cast(x, dtype)
@@ -452,37 +476,45 @@ def mean(x, dim=None, keepdim: bool = False, *, dtype=None):
     return apply(MEAN, (x,), attrs)
 
 
-def prod(x, dim=None, keepdim: bool = False, *, dtype=None):
+def prod(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):
     """Product of the elements of ``x`` over ``dim``; integers and bools multiply in int64.
 
     Its gradient is exact when elements are 0 (the product of the others, not out / x).
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(PROD, dim, keepdim, axis, keepdims)
     axes = _dims(x, dim, PROD)
     if dtype is not None:
         x = cast(x, dtype)
     return apply(PROD, (x,), {"dim": axes, "keepdim": bool(keepdim)})
 
 
-def amax(x, dim=None, keepdim: bool = False):
+def amax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     """Largest elements of ``x`` over ``dim`` (one dim or several); ties share the gradient.
 
     Raises ShapeError when a reduced dimension is empty.
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(AMAX, dim, keepdim, axis, keepdims)
     return apply(AMAX, (x,), {"dim": _dims(x, dim, AMAX), "keepdim": bool(keepdim)})
 
 
-def amin(x, dim=None, keepdim: bool = False):
+def amin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     """Smallest elements of ``x`` over ``dim`` (one dim or several); ties share the gradient."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(AMIN, dim, keepdim, axis, keepdims)
     return apply(AMIN, (x,), {"dim": _dims(x, dim, AMIN), "keepdim": bool(keepdim)})
 
 
-def max(x, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def max(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
     """``max(x)``: the largest element (0-d); ``max(x, dim)``: ``(values, indices)`` along
     ``dim``; ``max(x, other)``: the elementwise maximum.
 
     >>> fw.max(fw.tensor([[1., 5.], [7., 2.]]), dim=1)
     ValuesIndices(values=tensor([5., 7.]), indices=tensor([1, 0]))
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(MAX, dim, keepdim, axis, keepdims)
     if dim is None:
         return apply(MAX, (x,), {"dim": _one_dim(x, None, MAX), "keepdim": bool(keepdim)})
     if isinstance(dim, Tensor):
@@ -490,9 +522,11 @@ def max(x, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
     return _values_indices(MAX, ARGMAX, x, dim, keepdim)
 
 
-def min(x, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def min(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
     """``min(x)``: the smallest element (0-d); ``min(x, dim)``: ``(values, indices)`` along
     ``dim``; ``min(x, other)``: the elementwise minimum."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(MIN, dim, keepdim, axis, keepdims)
     if dim is None:
         return apply(MIN, (x,), {"dim": _one_dim(x, None, MIN), "keepdim": bool(keepdim)})
     if isinstance(dim, Tensor):
@@ -505,13 +539,17 @@ def _values_indices(values_op, index_op, x, dim, keepdim):
     return ValuesIndices(apply(values_op, (x,), attrs), apply(index_op, (x,), attrs))
 
 
-def argmax(x, dim=None, keepdim: bool = False):
+def argmax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     """Index (int64) of the largest element along ``dim``, or in the flattened tensor."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(ARGMAX, dim, keepdim, axis, keepdims)
     return apply(ARGMAX, (x,), {"dim": _one_dim(x, dim, ARGMAX), "keepdim": bool(keepdim)})
 
 
-def argmin(x, dim=None, keepdim: bool = False):
+def argmin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     """Index (int64) of the smallest element along ``dim``, or in the flattened tensor."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(ARGMIN, dim, keepdim, axis, keepdims)
     return apply(ARGMIN, (x,), {"dim": _one_dim(x, dim, ARGMIN), "keepdim": bool(keepdim)})
 
 
@@ -531,30 +569,38 @@ def _spread(op, x, dim, unbiased, keepdim, correction):
     return apply(op, (x,), attrs)
 
 
-def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
+def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
+        axis=None, keepdims=None):
     """Variance over ``dim``: ``sum((x - mean)^2) / (n - correction)``.
 
     ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` is PyTorch's older
     spelling of ``correction=0``. Where n <= correction the result is inf or NaN, as PyTorch.
     Raises DTypeError for integer input.
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(VAR, dim, keepdim, axis, keepdims)
     return _spread(VAR, x, dim, unbiased, keepdim, correction)
 
 
-def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None):
+def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
+        axis=None, keepdims=None):
     """Standard deviation over ``dim``: ``sqrt(var(x, dim, correction=...))`` (see :func:`var`).
 
     At a constant input its gradient is undefined; 0 is returned there, as PyTorch does.
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(STD, dim, keepdim, axis, keepdims)
     return _spread(STD, x, dim, unbiased, keepdim, correction)
 
 
-def logsumexp(x, dim=None, keepdim: bool = False):
+def logsumexp(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     """``log(sum(exp(x)))`` over ``dim``, without overflow; its gradient is ``softmax(x)``.
 
     Integer input gives float32. ``fw.logsumexp(fw.tensor([1000., 1000.]), 0)`` is
     ``1000 + log 2``.
     """
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(LOGSUMEXP, dim, keepdim, axis, keepdims)
     return apply(LOGSUMEXP, (x,), {"dim": _dims(x, dim, LOGSUMEXP), "keepdim": bool(keepdim)})
 
 
@@ -592,13 +638,17 @@ def _named_norm(p, dim, x) -> float:
                                 hint="use a number, inf, -inf or 'fro'"), None, (x,))
 
 
-def all(x, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def all(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
     """True where every element over ``dim`` is non-zero (bool; uint8 stays uint8)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(ALL, dim, keepdim, axis, keepdims)
     return apply(ALL, (x,), {"dim": _dims(x, dim, ALL), "keepdim": bool(keepdim)})
 
 
-def any(x, dim=None, keepdim: bool = False):  # noqa: A001 - PyTorch's name
+def any(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
     """True where some element over ``dim`` is non-zero (bool; uint8 stays uint8)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(ANY, dim, keepdim, axis, keepdims)
     return apply(ANY, (x,), {"dim": _dims(x, dim, ANY), "keepdim": bool(keepdim)})
 
 

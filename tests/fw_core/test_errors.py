@@ -55,3 +55,21 @@ def test_op_without_kernel_on_device_is_unsupported_with_hint():
 def test_where_condition_must_be_bool():
     with pytest.raises(fw.errors.DTypeError, match="condition must be a bool tensor"):
         fw.where(fw.ones(2), fw.ones(2), fw.zeros(2))
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.ones(2) + lib.ones(3),
+    lambda lib: lib.matmul(lib.ones(2, 3), lib.ones(2, 3)),
+    lambda lib: lib.ones(2, 3).reshape(4),
+    lambda lib: lib.ones(3)[5],
+    lambda lib: lib.cat([lib.ones(2, 3), lib.ones(3, 2)]),
+    lambda lib: lib.where(lib.ones(2), lib.ones(2), lib.ones(2)),
+], ids=["add", "matmul", "reshape", "index", "cat", "where-condition"])
+def test_an_error_is_caught_by_the_except_clause_written_for_torch(case):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as theirs:
+        case(torch)
+    with pytest.raises(FwError) as ours:
+        case(fw)
+    assert isinstance(ours.value, type(theirs.value)), (type(ours.value).__mro__,
+                                                        type(theirs.value))

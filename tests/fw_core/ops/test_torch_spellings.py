@@ -1,0 +1,56 @@
+"""Spellings PyTorch accepts besides its own: NumPy's ``axis`` / ``keepdims`` on reductions, and
+the legacy ``Tensor.type``; each compared with what torch returns."""
+
+import numpy as np
+import pytest
+
+import fw_core as fw
+from fw_core.errors import ArgumentError
+
+torch = pytest.importorskip("torch")
+
+REDUCTIONS = ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std",
+              "logsumexp", "all", "any"]  # not norm: torch's is Python code without them
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_axis_and_keepdims_are_dim_and_keepdim(name, keepdims):
+    values = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    if name in ("all", "any"):
+        values = values > 0
+    ours = getattr(fw.from_numpy(values), name)(axis=1, keepdims=keepdims)
+    theirs = getattr(torch.from_numpy(values), name)(axis=1, keepdims=keepdims)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    function = getattr(fw, name)(fw.from_numpy(values), axis=1, keepdims=keepdims)
+    np.testing.assert_allclose(function.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_with_axis_give_values_and_indices(name):
+    values = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    ours = getattr(fw.from_numpy(values), name)(axis=0, keepdims=True)
+    theirs = getattr(torch.from_numpy(values), name)(axis=0, keepdims=True)
+    np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+    np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+
+
+def test_a_value_under_both_names_is_refused():
+    x = fw.ones(2, 3)
+    with pytest.raises(ArgumentError, match="dim=0 and its NumPy alias axis=1"):
+        x.sum(0, axis=1)
+    with pytest.raises(ArgumentError, match="keepdims"):
+        x.mean(1, keepdim=True, keepdims=True)
+
+
+def test_type_names_the_tensor_type_and_casts_to_one():
+    x = fw.arange(3)
+    assert (x.type(), x.float().type(), (x > 0).type()) == ("fw.LongTensor", "fw.FloatTensor",
+                                                            "fw.BoolTensor")
+    assert torch.arange(3).type() == "torch.LongTensor"  # the same names under torch's prefix
+    assert x.type(fw.float64).dtype is fw.float64
+    assert x.type("torch.IntTensor").dtype is fw.int32
+    assert x.type("fw.HalfTensor").dtype is fw.float16
+    with pytest.raises(fw.errors.DTypeError, match="unknown dtype 'torch.FooTensor'"):
+        x.type("torch.FooTensor")
