@@ -3,7 +3,9 @@
 Each function is an fw op (``fw.ops.get(name)`` holds its contract, its gradient and where its
 linear approximation breaks): the convolutions, pools and losses already take PyTorch's
 arguments and are re-exported as they are; the others get a thin front that adapts the call to
-PyTorch's signature (``input``, ``inplace``, ``training``, ...).
+PyTorch's signature (``input``, ``inplace``, ``training``, ...). The losses PyTorch builds from
+other ops (huber, margin, triplet, Poisson, Gaussian, CTC ...) are compositions of fw ops here too
+(:mod:`fw_core.ops.loss_composed`, :mod:`fw_core.ops.ctc`), differentiated through those ops.
 
 ``inplace=True`` follows PyTorch's wording, "can optionally do the operation in-place": fw
 writes into the input when autograd does not record it, and computes out of place otherwise (a
@@ -23,7 +25,11 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "group_norm", "hardtanh", "interpolate", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
            "one_hot", "pad", "relu", "relu6", "rms_norm", "scaled_dot_product_attention",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh"]
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
+           # losses composed of other ops
+           "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+           "huber_loss", "margin_ranking_loss", "poisson_nll_loss", "soft_margin_loss",
+           "triplet_margin_loss"]
 
 import warnings
 
@@ -36,6 +42,7 @@ from ..ops import linalg as _linalg
 from ..ops import nn as _nn
 from ..ops import shape as _shape
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, conv_transpose2d, max_pool2d
+from ..ops.ctc import ctc_loss
 from ..ops.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -45,6 +52,16 @@ from ..ops.loss import (
     mse_loss,
     nll_loss,
     smooth_l1_loss,
+)
+from ..ops.loss_composed import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from ..tensor import Tensor
 from ..tensor_methods import assign_
