@@ -19,8 +19,8 @@ from ..errors import ArgumentError, FwError, ShapeError
 from . import reduction as _reduction
 from .creation import full_like
 from .elementwise import clamp, exp, log, minimum, softplus, sqrt, where
-from .loss import _check_reduction, smooth_l1_loss
-from .meta import argument_error, broadcast_shapes, located
+from .loss import _check_reduction, _pair_meta, smooth_l1_loss
+from .meta import argument_error, broadcast_shapes, located, spec_of
 from .reduction import norm
 from .shape import unsqueeze
 
@@ -79,6 +79,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         if not delta > 0:
             raise ArgumentError(f"delta must be positive, got {delta}", op="huber_loss",
                                 hint="delta is where the loss turns from quadratic to linear")
+        _pair_meta("huber_loss")(spec_of(input), spec_of(target), reduction=reduction)
         if weight is None:
             return smooth_l1_loss(input, target, reduction, beta=float(delta)) * delta
         if tuple(weight.shape) != tuple(input.shape):
