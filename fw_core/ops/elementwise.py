@@ -6,7 +6,9 @@ Jacobian structure (diagonal) and, for binary ops, the reduction of broadcast gr
 
 from __future__ import annotations
 
-__all__ = ["abs", "add", "ceil", "clamp", "cos", "div", "elu", "eq", "erf", "exp", "expm1",
+__all__ = ["abs", "add", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+           "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "cos", "div", "elu", "eq",
+           "erf", "exp", "expm1",
            "floor", "floor_divide", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "le",
            "leaky_relu", "log", "log1p", "logical_and", "logical_not", "logical_or", "lt",
            "maximum", "minimum", "mish", "mul", "ne", "neg", "pow", "reciprocal", "relu",
@@ -21,7 +23,7 @@ from ..records import Structure, TensorSpec
 from . import anchors
 from .broadcast import sum_to
 from .dispatch import apply, apply_binary, apply_unary
-from .meta import argument_error, broadcast_shapes, located, promote
+from .meta import argument_error, broadcast_shapes, located, promote, spec_of
 from .registry import define_op
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -360,6 +362,82 @@ LOGICAL_OR = _binary_op("logical_or", "a or b (nonzero is True).", None, _FLAT, 
                         differentiable=False, result=_dt.bool_)
 
 
+# -- bitwise ops: integers bit by bit, bools as truth values (PyTorch's &, |, ^, ~, <<, >>) --------
+def _integral(op_name: str, bools: bool):
+    """``check(*operands)``: DTypeError unless the operands (tensors, their specs, Python
+    scalars) promote to an integer dtype (or bool, when ``bools``), as PyTorch decides: what
+    the meta rule and the public function both check, so eager calls refuse floats too."""
+    allowed = (_dt.INTEGER, _dt.BOOL) if bools else (_dt.INTEGER,)
+
+    def check(*operands) -> None:
+        dtype = _promoted(operands)
+        if dtype.category not in allowed:
+            kinds = "integer or bool" if bools else "integer"
+            raise DTypeError(f"{op_name} takes {kinds} tensors, got {dtype.name}", op=op_name,
+                             hint="convert first, e.g. x.long(); for a float mask use "
+                             "logical_and / logical_or / logical_not")
+
+    return check
+
+
+def _promoted(operands) -> _dt.DType:
+    return promote(*(spec_of(o) for o in operands))
+
+
+def _bitwise_op(name, doc, bools=True, arity=2):
+    check = _integral(name, bools)
+    meta = _unary_meta() if arity == 1 else _nary_meta()
+
+    def checked_meta(*inputs, **attrs):
+        check(*inputs)
+        return meta(*inputs, **attrs)
+
+    signature = f"{name}(x: Tensor[integer | bool]) -> Tensor" if arity == 1 else \
+        f"{name}(a: Tensor | int, b: Tensor | int) -> Tensor"
+    op = define_op(name, family="elementwise", builtin=True, doc=doc, signature=signature,
+                   meta=checked_meta, vjp=None, structure=Structure.NONE, anchor=_FLAT)
+    return op, check
+
+
+BITWISE_AND, _and_check = _bitwise_op("bitwise_and", "a & b bit by bit (bools: a and b).")
+BITWISE_OR, _or_check = _bitwise_op("bitwise_or", "a | b bit by bit (bools: a or b).")
+BITWISE_XOR, _xor_check = _bitwise_op("bitwise_xor", "a ^ b bit by bit (bools: a != b).")
+BITWISE_NOT, _not_check = _bitwise_op("bitwise_not", "~x: every bit flipped (bools: not x).",
+                                      arity=1)
+BITWISE_LEFT_SHIFT, _left_check = _bitwise_op(
+    "bitwise_left_shift", "a << b: a's bits moved b places up (b in [0, bit width)).",
+    bools=False)
+BITWISE_RIGHT_SHIFT, _right_check = _bitwise_op(
+    "bitwise_right_shift", "a >> b: a's bits moved b places down, the sign kept (arithmetic).",
+    bools=False)
+
+
+def _bitwise_fn(op, check):
+    def fn(a, b):
+        check(a, b)
+        return apply_binary(op, a, b)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"{op.doc} Broadcasts; DTypeError for floating-point operands.\n\n" \
+                 f"Contract: ``fw.ops.get({op.name!r})``."
+    return fn
+
+
+bitwise_and, bitwise_or, bitwise_xor, bitwise_left_shift, bitwise_right_shift = (
+    _bitwise_fn(op, check) for op, check in (
+        (BITWISE_AND, _and_check), (BITWISE_OR, _or_check), (BITWISE_XOR, _xor_check),
+        (BITWISE_LEFT_SHIFT, _left_check), (BITWISE_RIGHT_SHIFT, _right_check)))
+
+
+def bitwise_not(x):
+    """~x: every bit of an integer tensor flipped; a bool tensor negated. DTypeError for
+    floating point.
+
+    Contract: ``fw.ops.get('bitwise_not')``."""
+    _not_check(x)
+    return apply_unary(BITWISE_NOT, x)
+
+
 def _where_meta(condition, a, b):
     if condition.dtype is not _dt.bool_:
         raise DTypeError(f"condition must be bool, got {condition.dtype.name}", op="where",
@@ -397,7 +475,8 @@ eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
 #: ops called through apply_binary (their operands are promoted, Python scalars stay weak)
 BINARY_OPS = frozenset(f.__name__ for f in (add, sub, mul, div, pow, maximum, minimum, remainder,
                                             floor_divide, eq, ne, lt, le, gt, ge, logical_and,
-                                            logical_or))
+                                            logical_or, bitwise_and, bitwise_or, bitwise_xor,
+                                            bitwise_left_shift, bitwise_right_shift))
 
 
 def leaky_relu(x, negative_slope: float = 0.01):
@@ -490,8 +569,12 @@ METHODS.update({
     "__rpow__": _reflected(pow), "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide), "__eq__": eq,
     "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "__and__": logical_and, "__or__": logical_or,
-    "__invert__": logical_not, "clip": clamp, "true_divide": div, "multiply": mul,
+    "__and__": bitwise_and, "__rand__": _reflected(bitwise_and), "__or__": bitwise_or,
+    "__ror__": _reflected(bitwise_or), "__xor__": bitwise_xor,
+    "__rxor__": _reflected(bitwise_xor), "__lshift__": bitwise_left_shift,
+    "__rlshift__": _reflected(bitwise_left_shift), "__rshift__": bitwise_right_shift,
+    "__rrshift__": _reflected(bitwise_right_shift), "__invert__": bitwise_not, "clip": clamp,
+    "true_divide": div, "multiply": mul,
     "subtract": sub, "where": lambda self, condition, other: where(condition, self, other),
 })
 for _name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "sigmoid", "tanh", "exp",

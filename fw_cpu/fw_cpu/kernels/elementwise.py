@@ -96,7 +96,10 @@ def kernels(xp, special) -> dict:
         "floor_divide": floor_divide, "maximum": xp.maximum, "minimum": xp.minimum,
         "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
         "gt": xp.greater, "ge": xp.greater_equal, "logical_and": xp.logical_and,
-        "logical_or": xp.logical_or, "where": where,
+        "logical_or": xp.logical_or, "bitwise_and": xp.bitwise_and,
+        "bitwise_or": xp.bitwise_or, "bitwise_xor": xp.bitwise_xor,
+        "bitwise_not": xp.invert, "bitwise_left_shift": xp.left_shift,
+        "bitwise_right_shift": xp.right_shift, "where": where,
         "broadcast_to": lambda x, shape: xp.broadcast_to(x, shape),
         "sum_to": lambda x, shape: _sum_to(xp, x, shape),
     }

@@ -54,3 +54,30 @@ def test_type_names_the_tensor_type_and_casts_to_one():
     assert x.type("fw.HalfTensor").dtype is fw.float16
     with pytest.raises(fw.errors.DTypeError, match="unknown dtype 'torch.FooTensor'"):
         x.type("torch.FooTensor")
+
+
+def test_operators_on_integer_tensors_are_bitwise_as_in_torch():
+    a, b = np.array([5, -7, 12, 0], np.int32), np.array([3, 2, 10, 31], np.int32)
+    shifts = np.array([0, 1, 3, 2], np.int32)
+    for op in (lambda x, y: x & y, lambda x, y: x | y, lambda x, y: x ^ y,
+               lambda x, y: ~x, lambda x, y: 6 & x, lambda x, y: 5 | x, lambda x, y: 3 ^ x):
+        ours, theirs = op(fw.tensor(a), fw.tensor(b)), op(torch.tensor(a), torch.tensor(b))
+        assert ours.dtype is fw.int32
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for op in (lambda x, s: x << s, lambda x, s: x >> s):
+        np.testing.assert_array_equal(op(fw.tensor(a), fw.tensor(shifts)).numpy(),
+                                      op(torch.tensor(a), torch.tensor(shifts)).numpy())
+    mask = np.array([True, False, True, False])
+    assert (~fw.tensor(mask)).tolist() == [False, True, False, True]
+
+
+def test_bitwise_ops_refuse_floats_as_torch_does():
+    with pytest.raises(RuntimeError):
+        torch.ones(2) & torch.ones(2)
+    with pytest.raises(fw.errors.DTypeError, match="bitwise_and takes integer or bool"):
+        fw.ones(2) & fw.ones(2)
+    with pytest.raises(fw.errors.DTypeError, match="bitwise_left_shift takes integer tensors"):
+        fw.tensor([True]) << fw.tensor([True])
+    assert (fw.tensor([True]) << 1).tolist() == (torch.tensor([True]) << 1).tolist() == [2]
+    with pytest.raises(RuntimeError):
+        ~fw.ones(2)
