@@ -7,11 +7,12 @@ Jacobian structure (diagonal) and, for binary ops, the reduction of broadcast gr
 from __future__ import annotations
 
 __all__ = ["abs", "add", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-           "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "cos", "div", "elu", "eq",
-           "erf", "exp", "expm1",
+           "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "cos", "digamma", "div", "elu",
+           "eq", "erf", "exp", "expm1",
            "floor", "floor_divide", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "le",
-           "leaky_relu", "log", "log1p", "logical_and", "logical_not", "logical_or", "lt",
-           "maximum", "minimum", "mish", "mul", "ne", "neg", "pow", "reciprocal", "relu",
+           "leaky_relu", "lgamma", "log", "log1p", "logical_and", "logical_not", "logical_or",
+           "lt", "maximum", "minimum", "mish", "mul", "ne", "neg", "polygamma", "pow",
+           "reciprocal", "relu",
            "remainder", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "softplus", "sqrt",
            "square", "sub", "tanh", "where"]
 
@@ -160,6 +161,24 @@ ERF = _unary_op("erf", "The error function, 2/sqrt(pi) * integral of e^(-t^2) fr
                 lambda ctx, g: (g * exp(-square(ctx.inputs[0])) * (2 / math.sqrt(math.pi)),),
                 anchors.saturation("saturates to +-1 for |x| > ~3", region=lambda x: abs(x) > 3),
                 float_result=True)
+_AT_POLES = "poles at 0, -1, -2, ...: the value and its gradient explode there"
+
+
+def _near_pole(x):
+    return (x <= 0) & (abs(x - (x + 0.5) // 1) < 1e-6)
+
+
+LGAMMA = _unary_op("lgamma", "log |Gamma(x)|, the log of the gamma function's magnitude.",
+                   lambda ctx, g: (g * digamma(ctx.inputs[0]),),
+                   anchors.pole(_AT_POLES, region=_near_pole), float_result=True)
+DIGAMMA = _unary_op("digamma", "d/dx lgamma(x) = Gamma'(x) / Gamma(x) (psi); -inf at 0, NaN at "
+                    "the negative integers, as in PyTorch.",
+                    lambda ctx, g: (g * polygamma(1, ctx.inputs[0]),),
+                    anchors.pole(_AT_POLES, region=_near_pole), float_result=True)
+POLYGAMMA = _unary_op("polygamma", "The n-th derivative of digamma (n = 0 is digamma itself).",
+                      lambda ctx, g: (g * polygamma(ctx.attrs["n"] + 1, ctx.inputs[0]),),
+                      anchors.pole(_AT_POLES, region=_near_pole), attrs=", n: int",
+                      float_result=True)
 RELU = _unary_op("relu", "max(x, 0).", lambda ctx, g: (g * (ctx.inputs[0] > 0),),
                  anchors.kink("gradient is exactly 0 for x < 0: units that stay below 0 stop "
                               "learning (dead ReLU)", region=lambda x: x <= 0))
@@ -467,7 +486,8 @@ neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, square, reciprocal = map(_u
     NEG, ABS, SIGN, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, SQUARE, RECIPROCAL))
 sin, cos, tanh, sigmoid, erf, relu, silu, mish, floor, ceil, round = map(_unary_fn, (
     SIN, COS, TANH, SIGMOID, ERF, RELU, SILU, MISH, FLOOR, CEIL, ROUND))
-isnan, isinf, logical_not = map(_unary_fn, (ISNAN, ISINF, LOGICAL_NOT))
+isnan, isinf, logical_not, lgamma, digamma = map(_unary_fn, (
+    ISNAN, ISINF, LOGICAL_NOT, LGAMMA, DIGAMMA))
 add, sub, mul, div, pow, maximum, minimum, remainder, floor_divide = map(_binary_fn, (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, REMAINDER, FLOOR_DIVIDE))
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
@@ -501,6 +521,15 @@ def gelu(x, approximate: str = "none"):
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
     return apply(SOFTPLUS, (x,), {"beta": float(beta), "threshold": float(threshold)})
+
+
+def polygamma(n: int, x):
+    """The ``n``-th derivative of digamma at x (PyTorch's argument order: n first)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise argument_error("polygamma", f"n must be an int >= 0, got {n!r}",
+                             "pass the derivative order first: fw.polygamma(1, x)",
+                             values=(x,), n=n)
+    return apply(POLYGAMMA, (x,), {"n": n})
 
 
 def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0):
@@ -576,6 +605,7 @@ METHODS.update({
     "__rrshift__": _reflected(bitwise_right_shift), "__invert__": bitwise_not, "clip": clamp,
     "true_divide": div, "multiply": mul,
     "subtract": sub, "where": lambda self, condition, other: where(condition, self, other),
+    "polygamma": lambda self, n: polygamma(n, self),
 })
 for _name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "sigmoid", "tanh", "exp",
               "log", "sqrt", "neg", "abs", "floor", "ceil", "round", "square", "reciprocal"):

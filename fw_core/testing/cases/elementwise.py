@@ -60,6 +60,11 @@ def _gelu_tanh(x):
         x.dtype)
 
 
+def _special(name, *n):
+    """scipy.special's ``name`` (with leading arguments ``n``) in the input's dtype."""
+    return lambda x: getattr(special, name)(*n, x).astype(x.dtype)
+
+
 def _softplus(x):
     return np.where(x > 20, x, np.log1p(np.exp(x))).astype(x.dtype)
 
@@ -85,6 +90,17 @@ CASES = [
     *_unary("tanh", np.tanh),
     *_unary("sigmoid", _sig),
     *_unary("erf", _erf),
+    *_unary("lgamma", _special("gammaln"), inp=lambda *s: positive(*s)),
+    *_unary("digamma", _special("digamma"), inp=lambda *s: positive(*s)),
+    *[OpCase(op, "negative_non_integers", [value(np.array([-2.5, -1.25, -0.5, 0.75, 6.0]))],
+             lambda fw, x, _op=op: getattr(fw, _op)(fw.tensor(x)), _special(reference),
+             torch=lambda torch, x, _op=op: getattr(torch, _op)(torch.as_tensor(x)),
+             dtypes=("float64",), grad=False)
+      for op, reference in (("lgamma", "gammaln"), ("digamma", "digamma"))],
+    *[OpCase("polygamma", f"n{n}", [positive(3, 4)], lambda fw, x, _n=n: fw.polygamma(_n, x),
+             _special("polygamma", n), torch=lambda torch, x, _n=n: torch.polygamma(_n, x),
+             dtypes=("float32", "float64"))
+      for n in (0, 1, 3)],
     *_unary("relu", lambda x: np.maximum(x, 0), dtypes=_INT_FLOAT),
     *_unary("silu", lambda x: x * _sig(x), torch_name="nn.functional.silu"),
     *_unary("mish", lambda x: x * np.tanh(np.log1p(np.exp(x))), torch_name="nn.functional.mish"),

@@ -21,6 +21,9 @@ def kernels(xp, special) -> dict:
             zero = zeros[x.dtype] = xp.zeros((), dtype=x.dtype)
         return xp.maximum(x, zero)
 
+    def trunc(x):
+        return x if x.dtype.kind in "biu" else xp.trunc(x)
+
     def rsqrt(x):
         return xp.reciprocal(xp.sqrt(x))
 
@@ -83,11 +86,21 @@ def kernels(xp, special) -> dict:
             return fast("erf", x)
         return special.erf(x).astype(x.dtype, copy=False)
 
+    def lgamma(x):
+        return special.gammaln(x).astype(x.dtype, copy=False)
+
+    def digamma(x):
+        return special.digamma(x).astype(x.dtype, copy=False)
+
+    def polygamma(x, n):
+        return special.polygamma(n, x).astype(x.dtype, copy=False)
+
     return {
         "neg": xp.negative, "abs": xp.abs, "sign": xp.sign, "exp": xp.exp, "log": xp.log,
         "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt, "rsqrt": rsqrt,
         "square": xp.square, "reciprocal": xp.reciprocal, "sin": xp.sin, "cos": xp.cos,
-        "tanh": xp.tanh, "sigmoid": sigmoid, "erf": erf, "relu": relu, "silu": silu,
+        "tanh": xp.tanh, "sigmoid": sigmoid, "erf": erf, "lgamma": lgamma, "digamma": digamma,
+        "polygamma": polygamma, "relu": relu, "silu": silu,
         "mish": mish, "softplus": softplus, "leaky_relu": leaky_relu, "elu": elu, "gelu": gelu,
         "hardtanh": hardtanh, "clamp": clamp, "floor": xp.floor, "ceil": xp.ceil,
         "round": xp.round, "isnan": xp.isnan, "isinf": xp.isinf,
@@ -99,7 +112,11 @@ def kernels(xp, special) -> dict:
         "logical_or": xp.logical_or, "bitwise_and": xp.bitwise_and,
         "bitwise_or": xp.bitwise_or, "bitwise_xor": xp.bitwise_xor,
         "bitwise_not": xp.invert, "bitwise_left_shift": xp.left_shift,
-        "bitwise_right_shift": xp.right_shift, "where": where,
+        "bitwise_right_shift": xp.right_shift, "where": where, "tan": xp.tan,
+        "asin": xp.arcsin, "acos": xp.arccos, "atan": xp.arctan, "sinh": xp.sinh,
+        "cosh": xp.cosh, "asinh": xp.arcsinh, "acosh": xp.arccosh, "atanh": xp.arctanh,
+        "log2": xp.log2, "log10": xp.log10, "exp2": xp.exp2, "trunc": trunc,
+        "frac": lambda x: x - xp.trunc(x),
         "broadcast_to": lambda x, shape: xp.broadcast_to(x, shape),
         "sum_to": lambda x, shape: _sum_to(xp, x, shape),
     }
