@@ -45,8 +45,8 @@ def fw_register_ops() -> Iterable[OpDef]:
 def fw_register_devices() -> Iterable[DeviceSpec]:
     """Register devices: name, array namespace, host transfers, availability.
 
-    Called after ops. A device whose ``unavailable_reason()`` returns a string is listed but
-    cannot hold tensors; if all of a plugin's devices are unavailable the plugin shows as
+    Called after ops. A device whose ``unavailable_reason()`` returns a string (asked when the
+    device is first needed, not at import) is listed but cannot hold tensors; if all of a plugin's devices are unavailable the plugin shows as
     "no device" in ``fw plugins`` with that reason. A device name registered by two plugins is
     kept by the device's own plugin (``fw_<device>``), else by the first in load order (fw_core,
     then plugins by name); the other's device is refused with a note, the rest of it loads.
@@ -61,7 +61,9 @@ def fw_register_kernels() -> Iterable[KernelSpec]:
     note in ``fw plugins`` (the plugin still loads), so a device plugin can ship kernels for the
     ops of optional plugins. For one (op, device), the highest ``priority`` wins; at equal
     priority the plugin providing the device wins, else the first in load order, and the
-    other's kernel is refused with a note naming both (the rest of that plugin loads).
+    other's kernel is refused with a note naming both (the rest of that plugin loads). A
+    kernel whose import is costly may be given as a ``LazyKernel`` (``fw_core.records``): it is
+    listed and settled at load, and imported when the first device of its type is made.
     """
 
 

@@ -12,8 +12,11 @@ exception. The composed chain is a plain function: no lookup or hook call per op
 
 from __future__ import annotations
 
+import functools
+import importlib
+
 from .errors import DTypeError, UnsupportedError
-from .records import KernelSpec
+from .records import KernelSpec, LazyKernel
 
 
 def compose(chain: list[tuple[KernelSpec, str]]):
@@ -26,8 +29,27 @@ def compose(chain: list[tuple[KernelSpec, str]]):
     return fn
 
 
+def is_lazy(chain: list[tuple[KernelSpec, str]]) -> bool:
+    """Whether a kernel of ``chain`` is a :class:`~fw_core.records.LazyKernel` (not imported
+    yet): its device's table composes it when the first device of that type is made."""
+    return any(isinstance(spec.fn, LazyKernel) for spec, _ in chain)
+
+
 def _callable(spec: KernelSpec, owner: str):
-    return _restricted(spec, owner) if spec.dtypes else spec.fn
+    return _restricted(spec, owner) if spec.dtypes else _function(spec)
+
+
+def _function(spec: KernelSpec):
+    """The kernel of ``spec``: ``fn`` itself, or what its LazyKernel names."""
+    fn = spec.fn
+    return _table(fn.table)[fn.op] if isinstance(fn, LazyKernel) else fn
+
+
+@functools.cache
+def _table(name: str) -> dict:
+    """What the ``"module:function"`` of a LazyKernel returns, computed once per process."""
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)()
 
 
 def _guarded(spec: KernelSpec, primary, fallback):
@@ -73,7 +95,7 @@ def describe(chain) -> str | None:
 def _restricted(spec: KernelSpec, owner: str):
     """Wrap a kernel that handles only some dtypes so others get a clear DTypeError."""
     allowed = spec.dtypes
-    fn = spec.fn
+    fn = _function(spec)
 
     def kernel(*arrays, **attrs):
         for a in arrays:

@@ -115,6 +115,8 @@ class _Tables:
         #: per (op, device): the kernels kept, highest priority first, with their plugins
         self.chains: dict[tuple[str, str], list] = {}
         self.import_seconds: dict[str, float] = {}  # each plugin's first import in this process
+        #: plugin -> the device types it provides, until info() has probed whether they work
+        self.unprobed: dict[str, list[str]] = {}
 
 
 _tables = _Tables()
@@ -123,7 +125,11 @@ _tables = _Tables()
 # -- public API -------------------------------------------------------------------------------
 def info() -> list[PluginInfo]:
     """Every installed plugin with its version, state (loaded / blocked / failed / no device),
-    the reason and fix when it is not loaded, and what it provides."""
+    the reason and fix when it is not loaded, and what it provides.
+
+    A device plugin's devices are probed here (once per load) rather than at ``import fw_core``:
+    asking CuPy whether there is a GPU imports CuPy."""
+    _probe_devices()
     return list(_tables.infos.values())
 
 
@@ -147,7 +153,7 @@ def register(plugin, name: str) -> PluginInfo:
                           hint="register it under another name")
     _tables.in_process[name] = plugin
     load()
-    return _tables.infos[name]
+    return next(row for row in info() if row.name == name)
 
 
 def unregister(name: str) -> None:
@@ -325,8 +331,9 @@ def _blocked(info_: PluginInfo, allow: set[str] | None, blocked: set[str]) -> bo
     return True
 
 
-def load() -> list[PluginInfo]:
-    """(Re)discover plugins and rebuild every table. Called at import and by :func:`use`."""
+def load() -> None:
+    """(Re)discover plugins and rebuild every table. Called at import and by :func:`use`;
+    :func:`info` then lists the plugins."""
     from . import plugin_isolation
 
     _unconfigure()
@@ -352,7 +359,6 @@ def load() -> list[PluginInfo]:
         _configure(pm, infos)
         if _forget_failed(pm, modules, records, infos):  # failed in fw_configure: drop its records
             _freeze(records, infos)
-    return list(infos.values())
 
 
 def _import(info_: PluginInfo, source, dist):
@@ -498,15 +504,11 @@ def _freeze(records, infos) -> None:
     settled = plugin_conflicts.settle(records)
     ops: dict[str, OpDef] = {}
     devices: dict[str, DeviceSpec] = {}
-    unavailable: dict[str, str] = {}
     for mine in settled.records.values():
         for op in mine["ops"]:
             ops[op.name] = op
         for spec in mine["devices"]:
             devices[spec.name] = spec
-            reason = _unavailable_reason(spec)
-            if reason:
-                unavailable[spec.name] = reason
     registry.OPS.clear()
     registry.OPS.update(ops)
 
@@ -517,9 +519,15 @@ def _freeze(records, infos) -> None:
     _tables.dispatch_notes = dict(settled.why)
     _tables.kernel_owner = {}
     tables: dict[str, dict] = {device: {} for device in devices}
+    lazy: dict[str, dict] = {}  # device type -> {op: chain}, composed at its first device
     for key, chain in settled.chains.items():
         op_name, device = key
-        tables[device][ops[op_name]] = kernel_chain.compose(chain)
+        op = ops[op_name]
+        if kernel_chain.is_lazy(chain):
+            lazy.setdefault(device, {})[op] = chain
+            tables[device][op] = device_registry.unimported(device, op)
+        else:
+            tables[device][op] = kernel_chain.compose(chain)
         _tables.kernel_owner[key] = chain[0][1]
         guarded = kernel_chain.describe(chain)
         if guarded:
@@ -530,7 +538,7 @@ def _freeze(records, infos) -> None:
     for i in infos.values():
         if i.state in (BLOCKED, FAILED) and i.name.startswith("fw_"):
             blocked_hint[i.name[3:]] = f"plugin {i.name} is {i.state}: {i.reason}; {i.fix}"
-    device_registry.reset(devices, unavailable, settled.device_owner, tables)
+    device_registry.reset(devices, settled.device_owner, tables, lazy)
     device_registry.blocked_hint = blocked_hint
 
     _tables.fusion_rules = {}
@@ -556,11 +564,8 @@ def _freeze(records, infos) -> None:
             "thread_pools": [p.name for p in mine["thread_pools"]],
             "kernel_caches": [c.name for c in mine["kernel_caches"]],
         }
-        own_devices = mine["devices"]
-        if own_devices and all(d.name in unavailable for d in own_devices):
-            info_.state = NO_DEVICE
-            info_.reason = "; ".join(f"{d.name}: {unavailable[d.name]}" for d in own_devices)
-            info_.fix = "install the device's driver/runtime, or keep using the other devices"
+    _tables.unprobed = {name: [d.name for d in mine["devices"]]
+                        for name, mine in settled.records.items() if mine["devices"]}
     for rules in _tables.fusion_rules.values():
         rules.sort(key=lambda r: -r.priority)
     from . import inspect, threads
@@ -572,11 +577,17 @@ def _freeze(records, infos) -> None:
                     for pool in mine["thread_pools"]})
 
 
-def _unavailable_reason(spec: DeviceSpec) -> str | None:
-    try:
-        return spec.unavailable_reason()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
+def _probe_devices() -> None:
+    """Mark each loaded plugin whose devices are all unusable here "no device", with the
+    reasons its devices give; each load's devices are asked once."""
+    for name, devices in _tables.unprobed.items():
+        info_ = _tables.infos[name]
+        reasons = {d: device_registry.unavailable_reason(d) for d in devices}
+        if info_.state == LOADED and all(reasons.values()):
+            info_.state = NO_DEVICE
+            info_.reason = "; ".join(f"{d}: {why}" for d, why in reasons.items())
+            info_.fix = "install the device's driver/runtime, or keep using the other devices"
+    _tables.unprobed = {}
 
 
 def _configure(pm, infos) -> None:

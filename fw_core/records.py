@@ -102,7 +102,9 @@ class DeviceSpec:
         from_numpy: ``fn(array: numpy.ndarray, index: int) -> device array``.
         to_numpy: ``fn(device_array) -> numpy.ndarray``.
         unavailable_reason: ``fn() -> str | None``: None when usable, else why not
-            (no driver, no device); called once at load.
+            (no driver, no device); called once per load, when first needed (a device of
+            this type asked for, ``fw.available_devices()``, ``fw plugins``), so a probe that
+            imports a driver library costs ``import fw_core`` nothing.
         synchronize: ``fn(index) -> None``: wait for queued work (no-op on synchronous devices).
         count: ``fn() -> int``: how many devices of this type exist.
         description: one line for ``fw plugins``.
@@ -117,6 +119,9 @@ class DeviceSpec:
             and pressure is judged on the reserved bytes.
         release_cached: ``fn(index) -> int`` or None: give the allocator's cached free blocks
             back to the driver; the pool's pressure response calls it after dropping its own.
+        namespace: ``fn() -> (xp, array_type)`` or None: for an array library that is costly
+            to import (CuPy), called when the first device of this type is made, in place of
+            ``xp`` and ``array_type`` (pass None for both).
     """
 
     name: str
@@ -131,6 +136,7 @@ class DeviceSpec:
     stage: Callable[[Any, int], Callable[[], Any]] | None = None
     allocator_usage: Callable[[int], tuple[int, int]] | None = None
     release_cached: Callable[[int], int] | None = None
+    namespace: Callable[[], tuple[Any, type]] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,8 @@ class KernelSpec:
     Attributes:
         op: the op's name.
         device: the device type it runs on.
-        fn: the kernel.
+        fn: the kernel, or a :class:`LazyKernel` naming it (imported when the first device
+            of its type is made).
         dtypes: names of the dtypes it handles (None: all the op accepts). Other dtypes raise
             a DTypeError naming the kernel's plugin.
         priority: when two plugins register the same (op, device), the higher priority wins;
@@ -167,6 +174,22 @@ class KernelSpec:
     priority: int = 0
     guard: Callable[..., bool | Callable] | None = None
     takes: str = ""
+
+
+@dataclass(frozen=True)
+class LazyKernel:
+    """A kernel named at load and imported when the first device of its type is made (the first
+    tensor there): ``KernelSpec(op, "cuda", fn=LazyKernel("fw_cuda.kernels:cuda_kernels", op))``.
+
+    ``table`` is ``"module:function"``, a function returning {op name: kernel}; it is called once
+    per process, and ``op`` is the key of this kernel in what it returns. The device's dispatch
+    table then holds the kernel itself, so a call costs what it would have cost eagerly. For a
+    plugin whose kernels import a costly library (fw_cuda's need CuPy): ``fw plugins`` and the
+    dispatch table list them, and nothing is imported on a machine that never uses the device.
+    """
+
+    table: str
+    op: str
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.special
 
 from fw_core import hookimpl
 from fw_core.records import KernelSpec, MemoryPolicy
 
+from . import special
 from .device import CPU
 from .fast_pool import fast_pooling
 from .fast_rows import fast_rows
@@ -22,7 +22,7 @@ def fw_register_devices():
 
 @hookimpl
 def fw_register_kernels():
-    table = all_kernels(np, scipy.special)
+    table = all_kernels(np, special)
     table["adam_update"] = fused_adam(table["adam_update"])
     table.update(fast_pooling(table))
     table.update(fast_rows(table))

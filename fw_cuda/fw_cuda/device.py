@@ -10,6 +10,7 @@ fw's host-side logic (selection, errors, ``fw plugins``) without pretending a ke
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import numpy as np
 
@@ -27,7 +28,10 @@ class CupyRuntime:
 
     ``import cupy`` needs no GPU; the first device call raises
     ``cupy_backends.cuda.api.runtime.CUDARuntimeError`` when there is no driver or device, and
-    :meth:`unavailable_reason` turns that into the sentence ``fw plugins`` shows.
+    :meth:`unavailable_reason` turns that into the sentence ``fw plugins`` shows. CuPy is
+    imported only when a device call is first made: ``fw plugins``, a ``cuda`` device asked for
+    (``import cupy`` and its ``cupyx.scipy.special`` take ~0.3 s, which ``import fw_core`` would
+    otherwise pay on every machine).
     """
 
     def __init__(self, module: str = "cupy"):
@@ -35,6 +39,10 @@ class CupyRuntime:
         self._cupy = None
         self._import_error: str | None = None
         self._copy_streams: dict[int, object] = {}  # GPU index -> its host-to-device stream
+
+    def installed(self) -> bool:
+        """Whether CuPy is installed (found, not imported)."""
+        return importlib.util.find_spec(self._module) is not None
 
     @property
     def cupy(self):
@@ -99,17 +107,21 @@ class CupyRuntime:
 runtime = CupyRuntime()
 
 
-class _NoArray:
-    """Stands for the array type when CuPy is not installed (no tensor can be made then)."""
+def namespace():
+    """(CuPy, ``cupy.ndarray``): the array namespace of a ``cuda`` device, asked for when the
+    first one is made (CuPy is importable then: the device passed its availability probe)."""
+    cupy = runtime.cupy
+    return cupy, cupy.ndarray
 
 
 def cuda_spec() -> DeviceSpec:
-    """The ``cuda`` device (``cuda:N`` for GPU N), delegating to :data:`runtime`."""
-    cupy = runtime.cupy
+    """The ``cuda`` device (``cuda:N`` for GPU N), delegating to :data:`runtime`. Making it
+    imports nothing: CuPy loads when the device is first probed or used."""
     return DeviceSpec(
         name="cuda",
-        xp=cupy,
-        array_type=cupy.ndarray if cupy is not None else _NoArray,
+        xp=None,
+        array_type=None,
+        namespace=namespace,
         from_numpy=lambda array, index: runtime.from_numpy(array, index),
         to_numpy=lambda array: runtime.to_numpy(array),
         unavailable_reason=lambda: runtime.unavailable_reason(),

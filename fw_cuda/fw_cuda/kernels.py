@@ -17,6 +17,17 @@ dozen), with the generic kernel kept for the dtypes and layouts it does not cove
 
 from __future__ import annotations
 
+import numpy as np
+
+
+def op_names() -> list[str]:
+    """The ops :func:`cuda_kernels` serves, known without CuPy: the xp-generic families' ops
+    (the row ops and ``adam_update`` replace kernels among them)."""
+    from fw_cpu import special
+    from fw_cpu.kernels import all_kernels
+
+    return list(all_kernels(np, special))
+
 
 def cuda_kernels() -> dict:
     """{op name: kernel} for every core op with an xp-generic kernel, on CuPy arrays; the row

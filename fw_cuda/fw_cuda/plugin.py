@@ -1,13 +1,21 @@
 """The fw_cuda plugin: registers the ``cuda`` device, its kernels, fusion rules and memory
 policy through the fw hooks. Without CuPy it registers the device alone (listed as "no device"
-with the reason), so ``import fw_cuda`` and ``fw plugins`` always work."""
+with the reason), so ``import fw_cuda`` and ``fw plugins`` always work.
+
+Loading it imports no CuPy: the device is probed when first needed, and the kernels are
+LazyKernels of :func:`fw_cuda.kernels.cuda_kernels`, built when the first ``cuda`` device is
+made.
+"""
 
 from __future__ import annotations
 
 from fw_core import hookimpl
-from fw_core.records import KernelSpec
+from fw_core.records import KernelSpec, LazyKernel
 
 from . import device
+
+#: the function whose table holds the cuda kernels (imported with CuPy on first use)
+TABLE = "fw_cuda.kernels:cuda_kernels"
 
 
 @hookimpl
@@ -17,16 +25,17 @@ def fw_register_devices():
 
 @hookimpl
 def fw_register_kernels():
-    if device.runtime.cupy is None:
+    if not device.runtime.installed():
         return []
-    from .kernels import cuda_kernels
+    from .kernels import op_names
 
-    return [KernelSpec(op=name, device="cuda", fn=fn) for name, fn in cuda_kernels().items()]
+    return [KernelSpec(op=name, device="cuda", fn=LazyKernel(TABLE, name))
+            for name in op_names()]
 
 
 @hookimpl
 def fw_register_fusion_rules():
-    if device.runtime.cupy is None:
+    if not device.runtime.installed():
         return []
     from .fusion import RULES  # CUDA C source, compiled as a cupy.RawKernel on first call
 
