@@ -46,8 +46,9 @@ def fw_register_devices() -> Iterable[DeviceSpec]:
     """Register devices: name, array namespace, host transfers, availability.
 
     Called after ops. A device whose ``unavailable_reason()`` returns a string (asked when the
-    device is first needed, not at import) is listed but cannot hold tensors; if all of a plugin's devices are unavailable the plugin shows as
-    "no device" in ``fw plugins`` with that reason. A device name registered by two plugins is
+    device is first needed, not at import) is listed but cannot hold tensors; if all of a
+    plugin's devices are unavailable the plugin shows as "no device" in ``fw plugins`` with
+    that reason. A device name registered by two plugins is
     kept by the device's own plugin (``fw_<device>``), else by the first in load order (fw_core,
     then plugins by name); the other's device is refused with a note, the rest of it loads.
     """
