@@ -11,6 +11,8 @@ from __future__ import annotations
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
            "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss"]
 
+import warnings
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -32,6 +34,22 @@ def _check_reduction(op: str, value: str, allowed=_REDUCTIONS) -> None:
     if value not in allowed:
         raise ArgumentError(f"reduction={value!r} is not supported", op=op,
                             hint=f"use one of {', '.join(map(repr, allowed))}")
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """``reduction`` as PyTorch derives it from the deprecated ``size_average``/``reduce`` flags.
+
+    Either flag left at None counts as True; both True gives 'mean', ``reduce`` alone 'sum',
+    ``reduce=False`` 'none'. Passing either warns, as PyTorch does, naming the replacement.
+    """
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    derived = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{derived}' instead.", UserWarning, stacklevel=3)
+    return derived
 
 
 def _validated(op, inputs, attrs) -> None:
@@ -129,28 +147,53 @@ SMOOTH_L1_LOSS = _pair_op(
                    "errors get a bounded gradient"), attrs=", beta: float = 1.0")
 
 
-def mse_loss(input, target, reduction: str = "mean"):  # noqa: A002 - PyTorch's names
+def _weighted_pair(op, x, target, weight, how: str):
+    """PyTorch's weighted mse/l1: each element's loss times ``weight`` (the input's shape);
+    'mean' divides the weighted sum by the sum of the weights."""
+    _check_reduction(op.name, how)
+    if tuple(weight.shape) != tuple(x.shape):
+        raise ShapeError(f"weight shape {tuple(weight.shape)} differs from the input shape "
+                         f"{tuple(x.shape)}", op=op.name, hint="give one weight per element")
+    loss = _pair_call(op, x, target, {"reduction": "none"}) * weight
+    if how == "mean":
+        return reduction.sum(loss) / reduction.sum(weight)
+    return reduction.sum(loss) if how == "sum" else loss
+
+
+def mse_loss(input, target, size_average=None, reduce=None,  # noqa: A002 - PyTorch's names
+             reduction: str = "mean", weight=None):
     """Mean squared error: ``((input - target) ** 2).mean()`` (or summed, or per element).
+
+    ``weight`` (the input's shape) weighs each element; 'mean' is then the weighted mean.
 
     Raises:
         ShapeError: input and target shapes differ (no broadcasting).
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
+        if weight is not None:
+            return _weighted_pair(MSE_LOSS, input, target, weight, reduction)
         return _pair_call(MSE_LOSS, input, target, {"reduction": reduction})
     except FwError as err:
         raise located(err, "mse_loss", (input, target), reduction=reduction) from None
 
 
-def l1_loss(input, target, reduction: str = "mean"):  # noqa: A002
-    """Mean absolute error: ``(input - target).abs().mean()``."""
+def l1_loss(input, target, size_average=None, reduce=None,  # noqa: A002
+            reduction: str = "mean", weight=None):
+    """Mean absolute error: ``(input - target).abs().mean()``; ``weight`` as in mse_loss."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
+        if weight is not None:
+            return _weighted_pair(L1_LOSS, input, target, weight, reduction)
         return _pair_call(L1_LOSS, input, target, {"reduction": reduction})
     except FwError as err:
         raise located(err, "l1_loss", (input, target), reduction=reduction) from None
 
 
-def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0):  # noqa: A002
+def smooth_l1_loss(input, target, size_average=None, reduce=None,  # noqa: A002
+                   reduction: str = "mean", beta: float = 1.0):
     """Huber-like loss: quadratic for ``|input - target| < beta``, linear beyond."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         if beta < 0:
             raise argument_error("smooth_l1_loss", f"beta must be >= 0, got {beta}",
@@ -196,7 +239,8 @@ BINARY_CROSS_ENTROPY = _pair_op(
     attrs=", weight: Tensor | None = None")
 
 
-def binary_cross_entropy(input, target, weight=None, reduction: str = "mean"):  # noqa: A002
+def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
+                         reduce=None, reduction: str = "mean"):
     """Binary cross-entropy of probabilities ``input`` in [0, 1] against targets in [0, 1].
 
     Each log is clamped to >= -100 (as PyTorch), so p = 0 or 1 gives a large finite loss.
@@ -206,6 +250,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean"):  
         ShapeError: input and target shapes differ.
         FwError: an input outside [0, 1] (apply sigmoid first, or use the _with_logits form).
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         data = input._data
         low, high = (float(data.min()), float(data.max())) if data.size and \
@@ -269,7 +314,8 @@ BCE_WITH_LOGITS = _pair_op(
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
-                                     reduction: str = "mean", pos_weight=None):
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight=None):
     """Binary cross-entropy of ``sigmoid(input)``, computed stably from the logits.
 
     Args:
@@ -278,6 +324,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None,  # noqa: A002
         pos_weight: weight of the positive term, broadcast along the last (class) dimension:
             > 1 raises recall, < 1 precision.
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         attrs = {"reduction": reduction, "has_weight": weight is not None,
                  "has_pos_weight": pos_weight is not None}
@@ -323,12 +370,14 @@ KL_DIV = define_op(
     saves=("inputs",))
 
 
-def kl_div(input, target, reduction: str = "mean", log_target: bool = False):  # noqa: A002
+def kl_div(input, target, size_average=None, reduce=None,  # noqa: A002
+           reduction: str = "mean", log_target: bool = False):
     """Kullback-Leibler divergence of ``target`` from the distribution whose logs are ``input``.
 
     ``reduction='batchmean'`` gives the true KL divergence per sample (sum / batch size);
     'mean' divides by the number of elements, as PyTorch does.
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
         attrs = {"reduction": reduction, "log_target": bool(log_target)}
@@ -529,8 +578,9 @@ def _class_call(op, x, target, weight, attrs):
     return apply(op, inputs, attrs)
 
 
-def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
-                  reduction: str = "mean", label_smoothing: float = 0.0):
+def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0):
     """Cross-entropy between raw logits and class targets (log_softmax + nll in one kernel).
 
     Args:
@@ -548,6 +598,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa:
         FwError: a label outside [0, C) that is not ignore_index (naming it and C).
         ShapeError: input and target shapes do not fit.
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         _check_reduction("cross_entropy", reduction)
         if not 0.0 <= label_smoothing <= 1.0:
@@ -563,13 +614,14 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,  # noqa:
                       reduction=reduction, label_smoothing=label_smoothing) from None
 
 
-def nll_loss(input, target, weight=None, ignore_index: int = -100,  # noqa: A002
-             reduction: str = "mean"):
+def nll_loss(input, target, weight=None, size_average=None,  # noqa: A002
+             ignore_index: int = -100, reduce=None, reduction: str = "mean"):
     """Negative log-likelihood of class indices under log-probabilities ``input``.
 
     Shapes as :func:`cross_entropy` with class-index targets; ``log_softmax`` then ``nll_loss``
     equals ``cross_entropy``.
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         _check_reduction("nll_loss", reduction)
         attrs = {"ignore_index": int(ignore_index), "reduction": reduction}

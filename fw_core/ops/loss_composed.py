@@ -3,7 +3,7 @@
 None of these needs a kernel of its own: each is a few elementwise ops and a reduction, so
 autograd (and double backward) comes from the ops it is built of. Like PyTorch's functional
 forms they accept the deprecated ``size_average`` / ``reduce`` flags where PyTorch does, mapped
-onto ``reduction`` by :func:`legacy_reduction`.
+onto ``reduction`` by :func:`fw_core.ops.loss.legacy_reduction`.
 """
 
 # ruff: noqa: A002 - PyTorch's argument name ``input``
@@ -13,32 +13,15 @@ __all__ = ["cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss",
            "margin_ranking_loss", "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss"]
 
 import math
-import warnings
 
 from ..errors import ArgumentError, FwError, ShapeError
 from . import reduction as _reduction
 from .creation import full_like
 from .elementwise import clamp, exp, log, minimum, softplus, sqrt, where
-from .loss import _check_reduction, _pair_meta, smooth_l1_loss
+from .loss import _check_reduction, _pair_meta, legacy_reduction, smooth_l1_loss
 from .meta import argument_error, broadcast_shapes, located, spec_of
 from .reduction import norm
 from .shape import unsqueeze
-
-
-def legacy_reduction(size_average, reduce, reduction: str) -> str:
-    """``reduction`` as PyTorch derives it from the deprecated ``size_average``/``reduce`` flags.
-
-    Either flag left at None counts as True; both True gives 'mean', ``reduce`` alone 'sum',
-    ``reduce=False`` 'none'. Passing either warns, as PyTorch does, naming the replacement.
-    """
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    derived = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{derived}' instead.", UserWarning, stacklevel=3)
-    return derived
 
 
 def _reduce(loss, reduction: str):
@@ -81,12 +64,12 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
                                 hint="delta is where the loss turns from quadratic to linear")
         _pair_meta("huber_loss")(spec_of(input), spec_of(target), reduction=reduction)
         if weight is None:
-            return smooth_l1_loss(input, target, reduction, beta=float(delta)) * delta
+            return smooth_l1_loss(input, target, reduction=reduction, beta=float(delta)) * delta
         if tuple(weight.shape) != tuple(input.shape):
             raise ShapeError(f"weight shape {tuple(weight.shape)} differs from the input shape "
                              f"{tuple(input.shape)}", op="huber_loss",
                              hint="give one weight per element")
-        loss = smooth_l1_loss(input, target, "none", beta=float(delta)) * delta
+        loss = smooth_l1_loss(input, target, reduction="none", beta=float(delta)) * delta
         return _reduce(loss * weight, reduction)
     except FwError as err:
         raise located(err, "huber_loss", (input, target), reduction=reduction,

@@ -5,8 +5,8 @@ Constructor arguments, their order and defaults follow PyTorch, including the de
 ``size_average`` / ``reduce`` flags (mapped onto ``reduction``, with PyTorch's warning). Class
 weights are buffers, as in PyTorch: they move with ``.to()`` and appear in ``state_dict``.
 
->>> loss = fw.nn.CrossEntropyLoss(label_smoothing=0.1)
->>> loss(logits, labels).backward()
+>>> loss_fn = fw.nn.CrossEntropyLoss(label_smoothing=0.1)
+>>> loss_fn(fw.randn(4, 10), fw.tensor([1, 0, 9, 3]))
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "Cr
            "MSELoss", "MarginRankingLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
            "SoftMarginLoss", "TripletMarginLoss"]
 
-from ...ops.loss_composed import legacy_reduction
+from ...ops.loss import legacy_reduction
 from .. import functional as F
 from ..module import Module
 

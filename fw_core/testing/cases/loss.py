@@ -195,7 +195,8 @@ _POINTWISE = [
                x, t, reduction="none"), grad=False),
     OpCase("binary_cross_entropy_with_logits", "weight_grads",
            [arg(3, 4), _PROBS[1], positive(3, 1), positive(4)],
-           lambda fw, x, t, w, pw: fw.binary_cross_entropy_with_logits(x, t, w, "sum", pw),
+           lambda fw, x, t, w, pw: fw.binary_cross_entropy_with_logits(
+               x, t, w, reduction="sum", pos_weight=pw),
            lambda x, t, w, pw: _bce_logits(x, t, w, pw, "sum")),
     *[OpCase("kl_div", r, [arg(3, 4), positive(3, 4, low=0.1, high=1.0)],
              lambda fw, x, t, _r=r: fw.kl_div(x, t, reduction=_r),

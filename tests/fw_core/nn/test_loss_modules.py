@@ -164,6 +164,18 @@ def test_loss_module_has_torchs_defaults_and_buffers():
     assert list(ce.parameters()) == []
 
 
+LEGACY_FUNCTIONAL = {
+    "mse_loss": [_normal(2, 3), _normal(2, 3)],
+    "smooth_l1_loss": [_normal(2, 3), _normal(2, 3)],
+    "binary_cross_entropy": [_uniform(2, 3), _uniform(2, 3)],
+    "kl_div": [_normal(2, 3), _uniform(2, 3)],
+    "cross_entropy": [_normal(4, 3), np.array([0, 2, 1, 1])],
+    "nll_loss": [_normal(4, 3), np.array([0, 2, 1, 1])],
+    "margin_ranking_loss": [_normal(4), _normal(4), np.array([1.0, -1.0, 1.0, 1.0])],
+    "poisson_nll_loss": [_normal(2, 3), _uniform(2, 3)],
+}
+
+
 @pytest.mark.parametrize("size_average", [None, True, False])
 @pytest.mark.parametrize("reduce", [None, True, False])
 def test_legacy_size_average_and_reduce_map_as_in_torch(size_average, reduce):
@@ -172,16 +184,40 @@ def test_legacy_size_average_and_reduce_map_as_in_torch(size_average, reduce):
         ours = nn.MSELoss(size_average=size_average, reduce=reduce, reduction="none")
     warned = any("size_average and reduce" in str(w.message) for w in caught)
     assert warned == (size_average is not None or reduce is not None)
-    x, t = _normal(2, 3), _normal(2, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = torch.nn.MSELoss(size_average=size_average, reduce=reduce, reduction="none")
-        expected = TF.margin_ranking_loss(torch.tensor(x), torch.tensor(t), torch.ones(2, 3),
-                                          size_average=size_average, reduce=reduce)
-        got = F.margin_ranking_loss(fw.tensor(x), fw.tensor(t), fw.ones(2, 3),
-                                    size_average=size_average, reduce=reduce)
-    assert ours.reduction == theirs.reduction
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+        assert ours.reduction == theirs.reduction
+        for name, arrays in LEGACY_FUNCTIONAL.items():
+            expected = getattr(TF, name)(*map(torch.tensor, arrays), size_average=size_average,
+                                         reduce=reduce)
+            got = getattr(F, name)(*map(fw.tensor, arrays), size_average=size_average,
+                                   reduce=reduce)
+            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_weighted_mse_and_l1_match_torch(name, reduction):
+    x, t, w = _normal(3, 4), _normal(3, 4), _uniform(3, 4)
+    ours_x, theirs_x = fw.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ours = getattr(F, name)(ours_x, fw.tensor(t), reduction=reduction, weight=fw.tensor(w))
+    theirs = getattr(TF, name)(theirs_x, torch.tensor(t), reduction=reduction,
+                               weight=torch.tensor(w))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-12)
+
+
+def test_functional_losses_take_torchs_positional_order():
+    x, t = _normal(4, 3), np.array([0, 2, 1, 1])
+    w = np.array([1.0, 2.0, 0.5])
+    # cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction)
+    ours = F.cross_entropy(fw.tensor(x), fw.tensor(t), fw.tensor(w), None, 2, None, "sum")
+    theirs = TF.cross_entropy(torch.tensor(x), torch.tensor(t), torch.tensor(w), None, 2, None,
+                              "sum")
+    np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-12)
 
 
 def test_huber_loss_weight_matches_torch():
@@ -344,6 +380,8 @@ ERRORS = [
     ("huber-delta", lambda: nn.HuberLoss(delta=0.0)(_t(3), _t(3)), ArgumentError, "huber_loss"),
     ("huber-weight-shape", lambda: F.huber_loss(_t(3, 2), _t(3, 2), weight=_t(2)), ShapeError,
      "huber_loss"),
+    ("mse-weight-shape", lambda: F.mse_loss(_t(3, 2), _t(3, 2), weight=_t(2)), ShapeError,
+     "mse_loss"),
     ("cross-entropy-label-range", lambda: nn.CrossEntropyLoss()(
         _t(2, 3), fw.tensor(np.array([0, 3]))), FwError, "cross_entropy"),
     ("nll-label-range", lambda: nn.NLLLoss()(_t(2, 3), fw.tensor(np.array([-1, 0]))), FwError,
