@@ -60,3 +60,11 @@ from .compile import compile, traceable  # noqa: E402,A004
 half, float, double, long, int, bool = float16, float32, float64, int64, int32, bool_  # noqa: A001
 
 plugins.load()
+
+# a name these modules lack raises a MissingNameError naming fw's equivalent of the PyTorch name
+from . import names as _names  # noqa: E402
+
+_names.guard(__name__, "fw")
+_names.guard(nn.__name__, "nn")
+_names.guard(nn.functional.__name__, "nn.functional")
+_names.guard(optim.__name__, "optim")

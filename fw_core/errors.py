@@ -111,3 +111,17 @@ class OutOfMemoryError(FwError, MemoryError):
 class DivisionByZeroError(FwError, ZeroDivisionError, RuntimeError):
     """Integer division or remainder by zero (a float division gives inf or NaN instead).
     Also a ``RuntimeError``, as PyTorch raises for integer tensors."""
+
+
+class MissingNameError(FwError, AttributeError):
+    """A name fw does not have (a PyTorch name, mostly): the message names fw's equivalent, or
+    says there is none yet. Also an AttributeError, so ``hasattr`` and ``getattr(x, name,
+    default)`` behave as for any missing attribute.
+
+    ``name`` and ``obj`` stay None, even where the interpreter sets them on an AttributeError:
+    from them Python would append a "Did you mean" guess, a spelling neighbour that is rarely
+    what a PyTorch name means in fw.
+    """
+
+    name = property(lambda self: None, lambda self, value: None)
+    obj = property(lambda self: None, lambda self, value: None)

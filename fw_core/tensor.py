@@ -48,6 +48,16 @@ class Tensor:
         t._module = module
         return t
 
+    def __getattr__(self, name: str):
+        """Only for names Tensor lacks (Python calls it after the normal look-up failed): a
+        MissingNameError naming fw's equivalent of a PyTorch method, or saying there is none.
+        Private names and the class's own (an unset slot) stay a plain AttributeError."""
+        if name.startswith("_") or hasattr(Tensor, name):
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+        from .names import missing
+
+        raise missing("Tensor", name)
+
     # -- what a tensor is ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
