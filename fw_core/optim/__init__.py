@@ -11,12 +11,20 @@ what they share (parameter groups, state, state dicts).
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
 from .clip import NonFiniteError, clip_grad_norm_, clip_grad_value_
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import ArgumentError, Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "ArgumentError", "NonFiniteError", "Optimizer",
-           "RMSprop", "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax",
+           "ArgumentError", "NAdam", "NonFiniteError", "Optimizer", "RAdam", "RMSprop", "Rprop",
+           "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]

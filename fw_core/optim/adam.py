@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..ops.meta import describe
 from ..tensor_methods import bump_version
 from .optimizer import (
-    ArgumentError,
     Optimizer,
     advance,
-    check_number,
+    check_moment_options,
     step_state,
     update_kernel,
     zeros_state,
@@ -60,18 +58,7 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _check(self, group):
-        check_number(self, group, "lr", hint="a learning rate is >= 0, typically 1e-4 to 1e-2")
-        check_number(self, group, "eps", hint="eps is a small positive number, e.g. 1e-8")
-        check_number(self, group, "weight_decay", hint="weight decay is >= 0, e.g. 1e-2")
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ArgumentError(f"betas must be a pair (beta1, beta2), got {betas!r}",
-                                op=type(self).__name__, inputs=describe(betas=betas),
-                                hint="e.g. betas=(0.9, 0.999)")
-        for i, beta in enumerate(betas):
-            check_number(self, {f"betas[{i}]": beta}, f"betas[{i}]", low=0.0, high=1.0,
-                         hint="each beta is in [0, 1), e.g. betas=(0.9, 0.999); 1 would "
-                         "never forget the first gradient")
+        check_moment_options(self, group, "1e-4 to 1e-2")
 
     def _init_state(self, p, group, state):
         state["step"] = step_state()

@@ -57,6 +57,10 @@ class Optimizer:
         FwError: something that is not a tensor, or a non-leaf tensor, given as a parameter.
     """
 
+    # state entries that are scalars kept as float32 CPU tensors (see step_state), restored as
+    # such by load_state_dict
+    _scalar_state: tuple[str, ...] = ("step",)
+
     def __init__(self, params: Iterable, defaults: dict[str, Any]):
         name = type(self).__name__
         if isinstance(params, Tensor) or not isinstance(params, Iterable):
@@ -285,7 +289,8 @@ class Optimizer:
                 raise StateDictError(f"the state dict has state for parameter {key!r}, which "
                                      "no parameter group lists",
                                      hint="the state dict is corrupt or was edited; re-save it")
-            new_state[param] = {k: _restore(v, param, key, k) for k, v in values.items()}
+            new_state[param] = {k: _restore(v, param, key, k, self._scalar_state)
+                                for k, v in values.items()}
         groups = []
         for group, saved_group in zip(self.param_groups, saved):
             restored = {k: v for k, v in saved_group.items() if k != "params"}
@@ -335,6 +340,15 @@ class Optimizer:
             return p._device.xp.negative(g, out=self._scratch(p, 1))
         return g
 
+    def _decayed_direction(self, p: Tensor, g, lr: float, weight_decay: float,
+                           decoupled: bool, maximize: bool):
+        """:meth:`_direction`, or with ``decoupled`` the weights shrunk in place first,
+        ``p *= 1 - lr * weight_decay``, and the raw (possibly negated) gradient returned."""
+        if decoupled and weight_decay != 0:
+            p._data *= 1 - lr * weight_decay
+            return self._direction(p, g, 0.0, maximize)
+        return self._direction(p, g, weight_decay, maximize)
+
     def _scratch(self, p: Tensor, slot: int = 0):
         """A temporary array shaped like ``p`` (contents undefined), reused across parameters
         and steps so an update allocates nothing."""
@@ -367,10 +381,11 @@ def copy_state(p: Tensor, array) -> Tensor:
     return _track(_wrap(p._device.xp.array(array, copy=True), p._device), "optimizer_state")
 
 
-def step_state() -> Tensor:
-    """A step counter: a float32 0-d tensor on the CPU (as PyTorch keeps it, so reading it
-    never waits for an accelerator)."""
-    return _wrap(np.zeros((), dtype=np.float32), _get_device("cpu"))
+def step_state(value: float = 0.0) -> Tensor:
+    """A step counter (or another per-parameter scalar PyTorch keeps as a tensor: NAdam's
+    ``mu_product``, ASGD's ``eta`` and ``mu``): a float32 0-d tensor on the CPU, as PyTorch
+    keeps it, so reading it never waits for an accelerator and it rounds as there."""
+    return _wrap(np.full((), value, dtype=np.float32), _get_device("cpu"))
 
 
 def advance(step: Tensor) -> float:
@@ -404,12 +419,42 @@ def lerp_(xp, start, end, weight: float, tmp) -> None:
         xp.subtract(end, tmp, out=start)
 
 
-def _restore(value, param: Tensor, index, key):
-    """A copy of one saved state value, cast to the parameter's dtype and device."""
-    if key == "step" and isinstance(value, (Tensor, numbers.Real)):
-        step = step_state()
-        step._data[...] = float(value)
-        return step
+def second_moment_(xp, average, value, beta: float, tmp) -> None:
+    """``average = beta * average + (1 - beta) * value**2`` on raw arrays, in place, rounded as
+    PyTorch's ``average.mul_(beta).addcmul_(value, value, value=1 - beta)``; ``tmp`` is scratch
+    space shaped like ``average``."""
+    average *= beta
+    xp.multiply(value, 1 - beta, out=tmp)
+    tmp *= value
+    average += tmp
+
+
+def add_quotient_(xp, data, numerator, denominator, value: float, tmp) -> None:
+    """``data += value * numerator / denominator`` on raw arrays, in place, in the order
+    PyTorch's ``addcdiv_`` rounds it (the product first); ``tmp`` may be ``numerator``."""
+    xp.multiply(numerator, value, out=tmp)
+    tmp /= denominator
+    data += tmp
+
+
+# Flags torch.optim optimizers take that choose an implementation, not a result: a for-loop
+# or fused multi-tensor kernels (foreach), CUDA-graph-safe state (capturable), autograd
+# through the step (differentiable). fw's updates are in-place kernels whose results do not
+# depend on these, so the optimizers that take them record them in their groups (as PyTorch
+# does, so state dicts look alike) and ignore them.
+IMPLEMENTATION_FLAGS = ("foreach", "capturable", "differentiable")
+
+
+def implementation_flags(foreach, capturable: bool, differentiable: bool) -> dict[str, Any]:
+    """The implementation flags as entries of an optimizer's defaults."""
+    return {"foreach": foreach, "capturable": capturable, "differentiable": differentiable}
+
+
+def _restore(value, param: Tensor, index, key, scalars=("step",)):
+    """A copy of one saved state value, cast to the parameter's dtype and device; the
+    ``scalars`` keys become float32 CPU counters (:func:`step_state`) whatever they arrive as."""
+    if key in scalars and isinstance(value, (Tensor, numbers.Real)):
+        return step_state(float(value))
     if isinstance(value, Tensor):
         if value.ndim and tuple(value.shape) != tuple(param.shape):
             raise StateDictError(
@@ -425,9 +470,9 @@ def _restore(value, param: Tensor, index, key):
             data = data.astype(param._data.dtype)
         return _wrap(param._device.xp.array(data, copy=True), param._device)
     if isinstance(value, dict):
-        return {k: _restore(v, param, index, k) for k, v in value.items()}
+        return {k: _restore(v, param, index, k, scalars) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_restore(v, param, index, key) for v in value)
+        return type(value)(_restore(v, param, index, key, scalars) for v in value)
     return value
 
 
@@ -473,3 +518,33 @@ def check_number(optimizer, group: dict, name: str, low: float | None = 0.0,
         raise ArgumentError(f"invalid {name}={value!r}: expected {low_text}{name}{high_text}",
                             op=owner, inputs=describe(**{name: value}),
                             hint=hint or f"pass {low_text}{name}{high_text}")
+
+
+def check_pair(optimizer, group: dict, name: str, low: float | None, high: float | None,
+               example: str, hint: str) -> tuple[float, float]:
+    """Raise ArgumentError unless ``group[name]`` is a pair of numbers each in [low, high);
+    return it. ``example`` is a valid value, e.g. ``"(0.9, 0.999)"``."""
+    pair = group[name]
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ArgumentError(f"{name} must be a pair, got {pair!r}", op=type(optimizer).__name__,
+                            inputs=describe(**{name: pair}), hint=f"e.g. {name}={example}")
+    for i, value in enumerate(pair):
+        check_number(optimizer, {f"{name}[{i}]": value}, f"{name}[{i}]", low=low, high=high,
+                     hint=hint)
+    return pair
+
+
+def check_betas(optimizer, group: dict) -> None:
+    """Raise ArgumentError unless ``group["betas"]`` is a pair of decay rates in [0, 1)."""
+    check_pair(optimizer, group, "betas", 0.0, 1.0, "(0.9, 0.999)",
+               "each beta is in [0, 1), e.g. betas=(0.9, 0.999); 1 would never forget the first "
+               "gradient")
+
+
+def check_moment_options(optimizer, group: dict, typical_lr: str) -> None:
+    """The checks of the Adam family (Adam, Adamax, NAdam, RAdam): ``lr``, ``eps`` and
+    ``weight_decay`` >= 0 and ``betas`` a pair in [0, 1), as PyTorch refuses them."""
+    check_number(optimizer, group, "lr", hint=f"a learning rate is >= 0, typically {typical_lr}")
+    check_number(optimizer, group, "eps", hint="eps is a small positive number, e.g. 1e-8")
+    check_number(optimizer, group, "weight_decay", hint="weight decay is >= 0, e.g. 1e-2")
+    check_betas(optimizer, group)

@@ -10,6 +10,7 @@ from .optimizer import (
     advance,
     check_number,
     lerp_,
+    second_moment_,
     step_state,
     zeros_state,
 )
@@ -79,10 +80,7 @@ class RMSprop(Optimizer):
             tmp = self._scratch(p)
             g = self._direction(p, g, weight_decay, maximize)
             square_avg = state["square_avg"]._data
-            square_avg *= alpha
-            xp.multiply(g, 1 - alpha, out=tmp)
-            tmp *= g
-            square_avg += tmp
+            second_moment_(xp, square_avg, g, alpha, tmp)
             if centered:
                 grad_avg = state["grad_avg"]._data
                 lerp_(xp, grad_avg, g, 1 - alpha, tmp)

@@ -170,3 +170,74 @@ ADAGRAD_CONFIGS = {
     "all": {"lr": 0.1, "lr_decay": 0.05, "weight_decay": 0.1, "initial_accumulator_value": 0.1,
             "eps": 1e-6, "maximize": True},
 }
+
+
+ADADELTA_CONFIGS = {
+    "default": {},
+    "lr_rho": {"lr": 0.5, "rho": 0.5},
+    "rho_one": {"lr": 0.5, "rho": 1.0},
+    "eps": {"eps": 1e-3},
+    "weight_decay": {"weight_decay": 0.1},
+    "maximize": {"lr": 0.1, "maximize": True},
+    "all": {"lr": 0.3, "rho": 0.95, "eps": 1e-4, "weight_decay": 0.05, "maximize": True},
+}
+
+
+ADAMAX_CONFIGS = {
+    "default": {},
+    "betas_lr": {"lr": 0.01, "betas": (0.5, 0.9)},
+    "eps": {"lr": 0.01, "eps": 1e-2},
+    "weight_decay": {"lr": 0.01, "weight_decay": 0.1},
+    "maximize": {"lr": 0.01, "maximize": True},
+    "all": {"lr": 0.02, "betas": (0.3, 0.95), "eps": 1e-4, "weight_decay": 0.05,
+            "maximize": True},
+}
+
+
+NADAM_CONFIGS = {
+    "default": {},
+    "betas_lr": {"lr": 0.01, "betas": (0.5, 0.9)},
+    "momentum_decay": {"lr": 0.01, "momentum_decay": 0.1},
+    "no_momentum_decay": {"lr": 0.01, "momentum_decay": 0.0},
+    "eps": {"lr": 0.01, "eps": 1e-3},
+    "weight_decay": {"lr": 0.01, "weight_decay": 0.1},
+    "decoupled": {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True},
+    "maximize": {"lr": 0.01, "maximize": True},
+    "all": {"lr": 0.02, "betas": (0.8, 0.99), "weight_decay": 0.05, "momentum_decay": 0.01,
+            "decoupled_weight_decay": True, "maximize": True},
+}
+
+
+RADAM_CONFIGS = {
+    "default": {},
+    "betas_lr": {"lr": 0.01, "betas": (0.5, 0.9)},  # rho_t > 5 from step 7: both branches
+    "never_rectified": {"lr": 0.01, "betas": (0.9, 0.6)},  # rho_inf = 4: never > 5
+    "eps": {"lr": 0.01, "eps": 1e-3, "betas": (0.9, 0.8)},
+    "weight_decay": {"lr": 0.01, "weight_decay": 0.1, "betas": (0.9, 0.8)},
+    "decoupled": {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True,
+                  "betas": (0.9, 0.8)},
+    "maximize": {"lr": 0.01, "maximize": True, "betas": (0.9, 0.8)},
+    "all": {"lr": 0.02, "betas": (0.7, 0.85), "eps": 1e-4, "weight_decay": 0.05,
+            "decoupled_weight_decay": True, "maximize": True},
+}
+
+
+ASGD_CONFIGS = {
+    "default": {},
+    "averaging_from_step_10": {"lr": 0.05, "t0": 10},
+    "lambd_alpha": {"lr": 0.05, "lambd": 0.1, "alpha": 0.5, "t0": 5},
+    "weight_decay": {"lr": 0.05, "weight_decay": 0.1, "t0": 20},
+    "maximize": {"lr": 0.01, "maximize": True, "t0": 3},
+    "all": {"lr": 0.03, "lambd": 0.01, "alpha": 0.9, "t0": 0, "weight_decay": 0.05,
+            "maximize": True},
+}
+
+
+RPROP_CONFIGS = {
+    "default": {},
+    "lr": {"lr": 0.1},
+    "etas": {"etas": (0.3, 1.5)},
+    "step_sizes": {"lr": 0.05, "step_sizes": (1e-2, 0.2)},
+    "maximize": {"maximize": True},
+    "all": {"lr": 0.02, "etas": (0.6, 1.1), "step_sizes": (1e-3, 1.0), "maximize": True},
+}

@@ -13,10 +13,16 @@ from fw_core.errors import DTypeError, FwError, ShapeError, StateDictError
 from fw_core.optim import ArgumentError
 
 from .reference import (
+    ADADELTA_CONFIGS,
     ADAGRAD_CONFIGS,
     ADAM_CONFIGS,
+    ADAMAX_CONFIGS,
     ADAMW_CONFIGS,
+    ASGD_CONFIGS,
+    NADAM_CONFIGS,
+    RADAM_CONFIGS,
     RMSPROP_CONFIGS,
+    RPROP_CONFIGS,
     SGD_CONFIGS,
     FwRun,
     initial,
@@ -24,7 +30,9 @@ from .reference import (
 
 ALL_CONFIGS = [(name, config) for name, configs in (
     ("SGD", SGD_CONFIGS), ("Adam", ADAM_CONFIGS), ("AdamW", ADAMW_CONFIGS),
-    ("RMSprop", RMSPROP_CONFIGS), ("Adagrad", ADAGRAD_CONFIGS)) for config in configs.values()]
+    ("RMSprop", RMSPROP_CONFIGS), ("Adagrad", ADAGRAD_CONFIGS), ("Adadelta", ADADELTA_CONFIGS),
+    ("Adamax", ADAMAX_CONFIGS), ("NAdam", NADAM_CONFIGS), ("RAdam", RADAM_CONFIGS),
+    ("ASGD", ASGD_CONFIGS), ("Rprop", RPROP_CONFIGS)) for config in configs.values()]
 
 
 def _param(values=(1.0, -2.0, 3.0), dtype=fw.float64):
@@ -295,7 +303,8 @@ def test_gradient_that_does_not_fit_its_parameter_is_refused_at_step():
         opt.step()
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
 def test_float16_parameters_stay_float16(name):
     values = [0.5, -1.0, 2.0]
     half, double = _param(values, fw.float16), _param(values, fw.float64)

@@ -1,0 +1,100 @@
+"""Rprop: per-coordinate step sizes that grow while the gradient keeps its sign and shrink
+when it flips; only the gradient's sign moves the parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..ops.meta import describe
+from ..tensor_methods import bump_version
+from .optimizer import (
+    ArgumentError,
+    Optimizer,
+    advance,
+    check_number,
+    check_pair,
+    implementation_flags,
+    step_state,
+    zeros_state,
+)
+
+
+class Rprop(Optimizer):
+    r"""Resilient backpropagation (Riedmiller & Braun), step for step as PyTorch.
+
+    For each coordinate with gradient :math:`g` (:math:`-g` with ``maximize``) and previous
+    (kept) gradient :math:`g'`:
+
+    .. math::
+        s &= \operatorname{clamp}(s \cdot \{\eta_+ \text{ if } gg' > 0,\ \eta_- \text{ if }
+             gg' < 0,\ 1 \text{ otherwise}\},\ s_{min}, s_{max}) \\
+        g &= 0 \text{ where the sign flipped}, \qquad
+        \theta = \theta - \operatorname{sign}(g)\, s, \qquad g' = g
+
+    Args:
+        params: tensors or parameter groups (see :class:`Optimizer`).
+        lr: the initial step size :math:`s` of every coordinate (>= 0).
+        etas: :math:`(\eta_-, \eta_+)` with :math:`0 < \eta_- < 1 < \eta_+`.
+        step_sizes: :math:`(s_{min}, s_{max})`, the bounds of the step sizes.
+        foreach, capturable, differentiable: accepted as PyTorch does and ignored: they pick
+            PyTorch's implementation, not the result.
+        maximize: ascend the objective instead of descending it.
+
+    State per parameter: ``step``, ``prev`` (:math:`g'`) and ``step_size`` (:math:`s`).
+
+    >>> opt = fw.optim.Rprop(model.parameters(), lr=1e-2)   # full-batch training
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2,
+                 etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False):
+        defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "maximize": maximize,
+                    **implementation_flags(foreach, capturable, differentiable)}
+        super().__init__(params, defaults)
+
+    def _check(self, group):
+        check_number(self, group, "lr", hint="the initial step size is >= 0, e.g. 1e-2")
+        minus, plus = check_pair(self, group, "etas", None, None, "(0.5, 1.2)",
+                                 "etas are (shrink, grow) factors, e.g. etas=(0.5, 1.2)")
+        if not 0.0 < minus < 1.0 < plus:
+            raise ArgumentError(
+                f"invalid etas=({minus!r}, {plus!r}): expected 0 < etas[0] < 1 < etas[1]",
+                op="Rprop", inputs=describe(etas=group["etas"]),
+                hint="etas[0] shrinks the step of a coordinate whose gradient changed sign, "
+                "etas[1] grows it while the sign holds, e.g. etas=(0.5, 1.2)")
+        check_pair(self, group, "step_sizes", None, None, "(1e-6, 50)",
+                   "step_sizes are (smallest, largest) step, e.g. step_sizes=(1e-6, 50)")
+
+    def _init_state(self, p, group, state):
+        state["step"] = step_state()
+        state["prev"] = zeros_state(p)
+        state["step_size"] = zeros_state(p, group["lr"])
+
+    def _update(self, group):
+        eta_minus, eta_plus = group["etas"]
+        low, high = group["step_sizes"]
+        maximize = group["maximize"]
+        for p, g, state in self._with_grad(group):
+            advance(state["step"])
+            xp = p._device.xp
+            factor = self._scratch(p)
+            g = self._direction(p, g, 0.0, maximize)
+            prev = state["prev"]._data
+            step_size = state["step_size"]._data
+            xp.multiply(g, prev, out=factor)
+            xp.sign(factor, out=factor)
+            grows, shrinks, keeps = factor > 0, factor < 0, factor == 0
+            factor[grows] = eta_plus
+            factor[shrinks] = eta_minus
+            factor[keeps] = 1
+            step_size *= factor
+            xp.clip(step_size, low, high, out=step_size)
+            # a flipped sign: no step now, and no comparison next time (as PyTorch: by value)
+            g = xp.where(factor == eta_minus, 0, g)
+            xp.sign(g, out=factor)
+            factor *= step_size
+            p._data -= factor
+            prev[...] = g
+            bump_version(p)
