@@ -41,6 +41,7 @@ from .ops.indexing import *  # noqa: E402,F403
 from .ops.linalg import *  # noqa: E402,F403
 from .ops.loss import *  # noqa: E402,F403
 from .ops.loss_composed import *  # noqa: E402,F403
+from .ops.loss_margin import *  # noqa: E402,F403
 from .ops.ctc import *  # noqa: E402,F403
 from .ops.nn import *  # noqa: E402,F403
 from .ops.reduction import *  # noqa: E402,F403

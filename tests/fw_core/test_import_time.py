@@ -4,6 +4,7 @@ Each check runs in a fresh interpreter, so no module an earlier test imported ca
 eager import. The times themselves are measured by ``benchmarks/import_time.py``.
 """
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -39,7 +40,7 @@ def test_first_cpu_op_imports_scipy_for_its_kernel_and_computes():
     assert out["y"] == pytest.approx([0.5, 0.8807970779778823], rel=1e-6)
 
 
-def test_compiled_function_imports_numba_when_it_runs():
+def test_compiled_function_runs_without_numba_imported_at_import():
     out = fresh("f = fw.compile(lambda x: fw.relu(x * 2.0 + 1.0))\n"
                 "before = 'numba' in sys.modules\n"
                 "y = f(fw.tensor([[-3.0, 1.0]] * 64))\n"
@@ -48,7 +49,21 @@ def test_compiled_function_imports_numba_when_it_runs():
     assert out["y"] == [0.0, 3.0]
 
 
-@pytest.mark.skipif(__import__("importlib").util.find_spec("cupy") is None,
+def test_first_numba_kernel_imports_numba_and_computes():
+    # fw_cpu's fused Adam is a Numba kernel, taken from MIN_ELEMENTS elements on
+    out = fresh("from fw_cpu import fused_optim\n"
+                "p = fw.nn.Parameter(fw.ones(fused_optim.MIN_ELEMENTS))\n"
+                "opt = fw.optim.Adam([p], lr=0.1)\n"
+                "(p * p).sum().backward()\n"
+                "before = 'numba' in sys.modules\n"
+                "opt.step()\n"
+                "out = {'before': before, 'after': 'numba' in sys.modules,"
+                " 'p': p[:2].tolist()}")
+    assert not out["before"] and out["after"]
+    assert out["p"] == pytest.approx([0.9, 0.9], rel=1e-6)  # Adam's first step: lr * sign(g)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is None,
                     reason="the probe needs CuPy installed")
 def test_plugin_listing_probes_cuda_and_says_why_it_is_unusable():
     out = fresh("before = 'cupy' in sys.modules\n"
