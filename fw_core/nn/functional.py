@@ -5,7 +5,8 @@ linear approximation breaks): the convolutions, pools and losses already take Py
 arguments and are re-exported as they are; the others get a thin front that adapts the call to
 PyTorch's signature (``input``, ``inplace``, ``training``, ...). The losses PyTorch builds from
 other ops (huber, margin, triplet, Poisson, Gaussian, CTC ...) are compositions of fw ops here too
-(:mod:`fw_core.ops.loss_composed`, :mod:`fw_core.ops.ctc`), differentiated through those ops.
+(:mod:`fw_core.ops.loss_composed`, :mod:`fw_core.ops.loss_margin`, :mod:`fw_core.ops.ctc`),
+differentiated through those ops.
 
 ``inplace=True`` follows PyTorch's wording, "can optionally do the operation in-place": fw
 writes into the input when autograd does not record it, and computes out of place otherwise (a
@@ -28,8 +29,9 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
            # losses composed of other ops
            "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
-           "huber_loss", "margin_ranking_loss", "poisson_nll_loss", "soft_margin_loss",
-           "triplet_margin_loss"]
+           "huber_loss", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+           "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
+           "triplet_margin_loss", "triplet_margin_with_distance_loss"]
 
 import warnings
 
@@ -53,15 +55,17 @@ from ..ops.loss import (
     nll_loss,
     smooth_l1_loss,
 )
-from ..ops.loss_composed import (
+from ..ops.loss_composed import gaussian_nll_loss, huber_loss, poisson_nll_loss
+from ..ops.loss_margin import (
     cosine_embedding_loss,
-    gaussian_nll_loss,
     hinge_embedding_loss,
-    huber_loss,
     margin_ranking_loss,
-    poisson_nll_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ..tensor import Tensor
 from ..tensor_methods import assign_

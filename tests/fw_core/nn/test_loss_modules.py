@@ -44,6 +44,7 @@ _IGNORED = np.array([1, -100, 4, 0, -100, 2])
 _SPATIAL = np.array([[0, 2, -100, 1], [2, 2, 0, -100]])
 _W5 = np.array([1.0, 0.5, 2.0, 0.25, 1.5])
 _W4 = np.array([0.5, 1.0, 2.0, 0.25])
+_MULTILABEL = np.array([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 2, 1, 0]])  # -1 ends each list
 
 
 def _each_reduction(name, args, variant="", **kwargs):
@@ -103,6 +104,19 @@ CASES = [
      [_normal(5, 3), _normal(5, 3), _normal(5, 3)]),
     ("TripletMarginLoss-unbatched", "TripletMarginLoss", {"margin": 3.0},
      [_normal(4), _normal(4), _normal(4)]),
+    *_each_reduction("MultiMarginLoss", [_normal(6, 5), _LABELS]),
+    ("MultiMarginLoss-p2-weight-margin", "MultiMarginLoss",
+     {"p": 2, "margin": 0.7, "weight": _W5}, [_normal(6, 5), _LABELS]),
+    ("MultiMarginLoss-unbatched", "MultiMarginLoss", {"reduction": "none"},
+     [_normal(5), np.array(2)]),
+    *_each_reduction("MultiLabelMarginLoss", [_normal(3, 4), _MULTILABEL]),
+    ("MultiLabelMarginLoss-unbatched", "MultiLabelMarginLoss", {},
+     [_normal(4), np.array([2, -1, 0, 1])]),
+    *_each_reduction("MultiLabelSoftMarginLoss", [_normal(3, 4), _uniform(3, 4)]),
+    ("MultiLabelSoftMarginLoss-weight", "MultiLabelSoftMarginLoss", {"weight": _W4},
+     [_normal(3, 4), const(RNG.integers(0, 2, (3, 4)).astype(float))]),
+    *_each_reduction("TripletMarginWithDistanceLoss",
+                     [_normal(5, 3), _normal(5, 3), _normal(5, 3)], swap=True, margin=2.0),
     *_each_reduction("PoissonNLLLoss", [_normal(3, 4), _uniform(3, 4, low=0.0, high=4.0)]),
     ("PoissonNLLLoss-rate-full", "PoissonNLLLoss", {"log_input": False, "full": True},
      [_uniform(3, 4, low=0.1, high=3.0), _uniform(3, 4, low=0.0, high=5.0)]),
@@ -196,10 +210,11 @@ def test_legacy_size_average_and_reduce_map_as_in_torch(size_average, reduce):
             np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12, err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["mse_loss", "l1_loss"])
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_weighted_mse_and_l1_match_torch(name, reduction):
-    x, t, w = _normal(3, 4), _normal(3, 4), _uniform(3, 4)
+def test_weighted_pointwise_losses_match_torch(name, reduction):
+    # mse and l1: 'mean' is sum(w e) / sum(w); huber: mean(w e), as PyTorch
+    x, t, w = 2 * _normal(3, 4), _normal(3, 4), _uniform(3, 4)
     ours_x, theirs_x = fw.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ours = getattr(F, name)(ours_x, fw.tensor(t), reduction=reduction, weight=fw.tensor(w))
     theirs = getattr(TF, name)(theirs_x, torch.tensor(t), reduction=reduction,
@@ -220,16 +235,21 @@ def test_functional_losses_take_torchs_positional_order():
     np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-12)
 
 
-def test_huber_loss_weight_matches_torch():
-    x, t, w = 2 * _normal(3, 4), _normal(3, 4), _uniform(3, 4)
-    for reduction in REDUCTIONS:
-        ours_x, theirs_x = fw.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-        ours = F.huber_loss(ours_x, fw.tensor(t), reduction, 0.5, fw.tensor(w))
-        theirs = TF.huber_loss(theirs_x, torch.tensor(t), reduction, 0.5, torch.tensor(w))
-        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
-        ours.sum().backward()
-        theirs.sum().backward()
-        np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-12)
+def test_triplet_margin_with_a_custom_distance_matches_torch():
+    arrays = [_normal(5, 3), _normal(5, 3), _normal(5, 3)]
+    ours_in = [fw.tensor(a, requires_grad=True) for a in arrays]
+    theirs_in = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ours = nn.TripletMarginWithDistanceLoss(
+        distance_function=lambda a, b: 1.0 - (a * b).sum(-1) / (fw.norm(a, dim=-1)
+                                                                 * fw.norm(b, dim=-1)),
+        margin=0.5)(*ours_in)
+    theirs = torch.nn.TripletMarginWithDistanceLoss(
+        distance_function=lambda a, b: 1.0 - TF.cosine_similarity(a, b), margin=0.5)(*theirs_in)
+    np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-7)
+    ours.backward()
+    theirs.backward()
+    for a, b in zip(ours_in, theirs_in):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, atol=1e-9)
 
 
 # -- CTC ------------------------------------------------------------------------------------------
@@ -350,6 +370,11 @@ DOUBLE_BACKWARD = {
                                  [_leaf(3, 4), _leaf(3, 4, low=1.2)]),
     "gaussian_nll_loss": lambda: (lambda x, t, v: F.gaussian_nll_loss(x, t, v, full=True),
                                   [_leaf(3, 4), _leaf(3, 4), _leaf(3, 4, low=0.2)]),
+    "multi_margin_loss": lambda: (lambda x: F.multi_margin_loss(
+        x, fw.tensor(np.array([2, 0, 1])), p=2, margin=3.0, weight=fw.tensor(_W4)),
+        [_leaf(3, 4)]),
+    "multilabel_margin_loss": lambda: (lambda x: F.multilabel_margin_loss(
+        x, fw.tensor(_MULTILABEL)), [fw.tensor(_normal(3, 4) * 0.1, requires_grad=True)]),
     "soft_margin_loss": lambda: (lambda x: F.soft_margin_loss(
         x, fw.tensor(np.array([1.0, -1.0, -1.0]))), [_leaf(3)]),
 }
@@ -406,6 +431,17 @@ ERRORS = [
      ShapeError, "gaussian_nll_loss"),
     ("poisson-broadcast", lambda: nn.PoissonNLLLoss()(_t(3, 4), _t(3, 2)), ShapeError,
      "poisson_nll_loss"),
+    ("multi-margin-p", lambda: nn.MultiMarginLoss(p=3)(_t(2, 3), fw.tensor(np.array([0, 1]))),
+     ArgumentError, "multi_margin_loss"),
+    ("multi-margin-label-range", lambda: nn.MultiMarginLoss()(
+        _t(2, 3), fw.tensor(np.array([0, 3]))), IndexOutOfRangeError, "multi_margin_loss"),
+    ("multilabel-margin-label-range", lambda: nn.MultiLabelMarginLoss()(
+        _t(2, 3), fw.tensor(np.array([[0, 5, -1], [1, -1, 0]]))), IndexOutOfRangeError,
+     "multilabel_margin_loss"),
+    ("multilabel-margin-shape", lambda: nn.MultiLabelMarginLoss()(
+        _t(2, 3), fw.tensor(np.array([0, 1]))), ShapeError, "multilabel_margin_loss"),
+    ("triplet-distance-margin", lambda: nn.TripletMarginWithDistanceLoss(margin=-1.0)(
+        _t(2, 3), _t(2, 3), _t(2, 3)), ArgumentError, "triplet_margin_with_distance_loss"),
     ("ctc-label-range", lambda: nn.CTCLoss()(_t(5, 1, 3), fw.tensor(np.array([[1, 3]])), [5],
                                              [2]), IndexOutOfRangeError, "ctc_loss"),
     ("ctc-blank-range", lambda: nn.CTCLoss(blank=3)(_t(5, 1, 3), fw.tensor(np.array([[1]])),
