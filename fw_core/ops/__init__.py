@@ -1,8 +1,8 @@
 """Op contracts by family, the registry, and the eager dispatch path.
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
-Families: creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
-attention, rnn, loss, optim.
+Families: creation, elementwise (with transcendental, its further functions), broadcast,
+reduction, shape, indexing, linalg, conv, nn, attention, rnn, loss, optim.
 """
 
 from . import (
@@ -19,12 +19,13 @@ from . import (
     reduction,
     rnn,
     shape,
+    transcendental,
 )
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
-FAMILIES = (creation, elementwise, broadcast, reduction, shape, indexing, linalg, conv, nn,
-            attention, rnn, loss, optim)
+FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
+            conv, nn, attention, rnn, loss, optim)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]
