@@ -9,7 +9,10 @@ read as something else. Nothing is ever pickled: loading a file cannot run code.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +20,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import CheckpointError
 from ..tensor import Tensor
+from . import locations, torch_arguments, torch_checkpoint
 from . import safetensors_format as fmt
 from .atomic import write_file
 
@@ -29,16 +33,30 @@ MAX_DEPTH = 100
 _CONTAINERS = ("__dict__", "__list__", "__tuple__")
 
 
-def save(obj, path) -> None:
+def save(obj, f, pickle_module=None, pickle_protocol=None,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
+         ) -> None:
     """Save a state dict (or any nest of tensors, arrays, numbers, strings, None, and dicts,
-    lists and tuples of them) to one safetensors file, atomically and durably.
+    lists and tuples of them) to one safetensors file: to a path atomically and durably, or
+    to a binary file object open for writing (written in one ``write``, at its position).
+
+    torch.save's other arguments are accepted where fw can honour them
+    (:mod:`.torch_arguments`): the file is fw's, which ``fw.load`` reads, not a pickle.
 
     Raises:
         CheckpointError: ``obj`` holds something else (nothing is written then), or the
             destination cannot be written (the previous file stays as it was).
+        UnsupportedError: ``pickle_module`` other than pickle, or
+            ``_use_new_zipfile_serialization=False``.
     """
+    torch_arguments.check_save(pickle_module, pickle_protocol, _use_new_zipfile_serialization)
+    if hasattr(f, "write"):
+        buffer = io.BytesIO()  # first: a value that cannot be saved writes nothing to f
+        dump(obj, buffer)
+        f.write(buffer.getvalue())
+        return
     arrays, metadata = _encode(obj)  # first: a value that cannot be saved writes nothing
-    write_file(Path(path), lambda file: fmt.write(file, arrays, metadata))
+    write_file(Path(f), lambda file: fmt.write(file, arrays, metadata))
 
 
 def dump(obj, file) -> str:
@@ -53,26 +71,84 @@ def _encode(obj) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     return arrays, {FORMAT_KEY: str(FORMAT_VERSION), STRUCTURE_KEY: json.dumps(structure)}
 
 
-def load(path):
-    """Load what :func:`save` wrote (tensors on the CPU), or the tensors of a plain
-    safetensors file written elsewhere, as a dict.
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args):
+    """Load what :func:`save` wrote, the tensors of a plain safetensors file (as a dict), or
+    a PyTorch checkpoint (``torch.save``'s ``.pt``/``.pth``, zip or legacy format: read by
+    :mod:`.torch_checkpoint` without torch and without running code).
+
+    Args:
+        f: a path (str or os.PathLike) or a binary file object open for reading.
+        map_location: where tensors go (:func:`.locations.resolver`): None puts them on the
+            CPU, whatever device they were saved from; or a device ("cuda:0", an fw or torch
+            device), a dict {saved location: device} (locations it does not name: the CPU),
+            or a callable ``f(storage, location)`` as torch.load takes it.
+        pickle_module, weights_only, mmap, pickle_load_args: torch.load's, accepted where fw
+            can honour them (:mod:`.torch_arguments`); a file never runs code, even with
+            ``weights_only=False``.
 
     Raises:
         CheckpointError: the file is missing, truncated, damaged, of an unknown format version,
-            or its content does not match its checksum or structure.
+            its content does not match its checksum or structure, or a PyTorch checkpoint
+            names a Python global outside the tensors and plain values fw admits.
     """
-    return read(path)[0]
+    options = torch_arguments.check_load(pickle_module, pickle_load_args)
+    resolve = locations.resolver(map_location)
+    with _opened(f) as (file, name, size):
+        head = file.read(torch_checkpoint.HEAD)
+        file.seek(-len(head), os.SEEK_CUR)
+        layout = torch_checkpoint.kind(head)
+        if layout is not None:
+            return torch_checkpoint.read(file, name, layout, resolve, options)
+        value = _decoded(*fmt.read_open(file, size, name), name)[0]
+    device = resolve("cpu")
+    if device.type == "cpu":
+        return value
+    return locations.mapped(value, lambda v: v.to(device) if isinstance(v, Tensor) else v)
 
 
-def read(path) -> tuple[object, str | None]:
-    """What :func:`load` returns, and the file's checksum (None for plain safetensors)."""
-    path = Path(path)
+@contextlib.contextmanager
+def _opened(f):
+    """``(file, name, size)`` for a path or a binary file object: a seekable binary file
+    at the data's start, its name for messages, and the bytes it holds from there."""
+    if hasattr(f, "read"):
+        name = str(getattr(f, "name", "<file object>"))
+        file = f if f.seekable() else io.BytesIO(f.read())
+        start = file.tell()
+        size = file.seek(0, os.SEEK_END) - start
+        file.seek(start)
+        yield file, name, size
+        return
+    path = Path(f)
+    _check_exists(path)
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the yield
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {path}: {exc.strerror or exc}",
+                              hint="check the path and its permissions") from exc
+    with file:
+        yield file, str(path), os.fstat(file.fileno()).st_size
+
+
+def _check_exists(path: Path) -> None:
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}" + (" (it is a folder)" if path.is_dir()
                                                             else ""),
                               hint="check the path (fw.save wrote one file there; model "
                               "folders load with fw.Model.load)")
-    arrays, metadata, checksum = fmt.read(path)
+
+
+def read(path) -> tuple[object, str | None]:
+    """What :func:`load` returns for a file fw wrote, and the file's checksum (None for plain
+    safetensors)."""
+    path = Path(path)
+    _check_exists(path)
+    return _decoded(*fmt.read(path), path)
+
+
+def _decoded(arrays: dict, metadata: dict, checksum: str | None, path) -> tuple[object,
+                                                                             str | None]:
+    """The value and checksum of a safetensors file's arrays and metadata."""
     if not _FW_KEYS & metadata.keys():
         return _plain(arrays, path), None
     decoder = _Decoder(arrays, path)

@@ -101,7 +101,7 @@ def read(path) -> tuple[dict[str, np.ndarray], dict[str, str], str | None]:
     """
     try:
         with open(path, "rb") as file:
-            return _read(file, os.fstat(file.fileno()).st_size, path)
+            return read_open(file, os.fstat(file.fileno()).st_size, path)
     except CheckpointError:
         raise
     except OSError as exc:
@@ -109,7 +109,9 @@ def read(path) -> tuple[dict[str, np.ndarray], dict[str, str], str | None]:
                               hint="check the path and its permissions") from exc
 
 
-def _read(file, size: int, path):
+def read_open(file, size: int, path):
+    """What :func:`read` returns, for the ``size`` bytes from an open binary file's position
+    (``path`` names it in messages)."""
     def damaged(what: str) -> CheckpointError:
         return CheckpointError(f"{path} is not a readable checkpoint ({what})",
                                hint="the file is truncated or damaged: restore it from a backup "
