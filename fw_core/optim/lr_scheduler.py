@@ -26,8 +26,10 @@ from ..errors import ArgumentTypeError
 from ..ops.meta import describe
 from .optimizer import ArgumentError, Optimizer
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
-           "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR",
+           "StepLR"]
 
 
 def _require_optimizer(scheduler, optimizer) -> None:
@@ -57,6 +59,10 @@ def _is_int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def _per_group(scheduler, name: str, value, optimizer) -> list:
     """``value`` for each param group: a list of that length, or one value repeated."""
     if isinstance(value, (list, tuple)):
@@ -66,6 +72,34 @@ def _per_group(scheduler, name: str, value, optimizer) -> list:
                  hint=f"give one {name} per group, or a single number for all", **{name: value})
         return list(value)
     return [value] * len(optimizer.param_groups)
+
+
+def _start_momentum_cycle(scheduler, optimizer, base_momentum, max_momentum,
+                          last_epoch: int) -> tuple[list, list]:
+    """For a schedule that cycles momentum (OneCycleLR, CyclicLR): check the optimizer has
+    one (SGD's ``momentum`` or Adam's beta1, ``scheduler.use_beta1``), and on a fresh start set
+    it to ``max_momentum`` and record both bounds in each group. Returns (lows, highs)."""
+    defaults = optimizer.defaults
+    _require("momentum" in defaults or "betas" in defaults, scheduler,
+             f"cycle_momentum needs an optimizer with momentum or betas; "
+             f"{type(optimizer).__name__} has neither",
+             hint="pass cycle_momentum=False", optimizer=optimizer)
+    scheduler.use_beta1 = "betas" in defaults
+    highs = _per_group(scheduler, "max_momentum", max_momentum, optimizer)
+    lows = _per_group(scheduler, "base_momentum", base_momentum, optimizer)
+    if last_epoch == -1:
+        for high, low, group in zip(highs, lows, optimizer.param_groups):
+            _set_momentum(scheduler, group, high)
+            group["max_momentum"] = high
+            group["base_momentum"] = low
+    return lows, highs
+
+
+def _set_momentum(scheduler, group: dict, momentum: float) -> None:
+    if scheduler.use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
 
 
 class LRScheduler:
@@ -125,7 +159,8 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch and write the new rates into the optimizer.
 
-        ``epoch`` (deprecated, as in PyTorch) jumps to that epoch using the closed form.
+        ``epoch`` (deprecated, as in PyTorch: a UserWarning) jumps to that epoch using the
+        closed form.
         """
         if self._step_count == 1 and getattr(self.optimizer, "_step_calls", 1) == 0:
             warnings.warn("lr_scheduler.step() was called before optimizer.step(): the first "
@@ -134,7 +169,7 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn("scheduler.step(epoch) is deprecated; call scheduler.step() once per "
-                          "epoch", FutureWarning, stacklevel=2)
+                          "epoch", UserWarning, stacklevel=2)  # PyTorch's category
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
@@ -165,16 +200,9 @@ class LRScheduler:
                                             if k not in self._not_saved}))
 
 
-class LambdaLR(LRScheduler):
-    """``lr = initial_lr * lr_lambda(epoch)``: any schedule written as a function (warm-up...).
-
-    Args:
-        optimizer: the optimizer.
-        lr_lambda: a function of the epoch giving a factor, or one function per group.
-
-    Only callable objects (not functions or lambdas) have their state saved by
-    :meth:`state_dict`, as in PyTorch.
-    """
+class _FactorFunctionsLR(LRScheduler):
+    """What LambdaLR and MultiplicativeLR share: one factor function per group, whose state is
+    saved only for callable objects (not functions or lambdas), as in PyTorch."""
 
     _not_saved = ("optimizer", "lr_lambdas")
 
@@ -187,21 +215,61 @@ class LambdaLR(LRScheduler):
                      hint="e.g. lr_lambda=lambda epoch: 0.95 ** epoch", lr_lambda=lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self):
-        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas,
-                                                                        self.base_lrs)]
-
     def state_dict(self):
         state = super().state_dict()
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType)
-                               else copy.deepcopy(fn.__dict__) for fn in self.lr_lambdas]
+        state["lr_lambdas"] = [_callable_state(fn) for fn in self.lr_lambdas]
         return state
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
         for fn, saved in zip(self.lr_lambdas, state_dict.get("lr_lambdas", ())):
-            if saved is not None:
-                fn.__dict__.update(copy.deepcopy(saved))
+            _load_callable_state(fn, saved)
+
+
+def _callable_state(fn) -> dict | None:
+    """What a state dict keeps of a user function: a callable object's attributes, nothing of
+    a function or lambda (PyTorch's rule: those cannot be pickled portably)."""
+    return None if fn is None or isinstance(fn, types.FunctionType) else copy.deepcopy(
+        fn.__dict__)
+
+
+def _load_callable_state(fn, saved: dict | None) -> None:
+    if saved is not None:
+        fn.__dict__.update(copy.deepcopy(saved))
+
+
+class LambdaLR(_FactorFunctionsLR):
+    """``lr = initial_lr * lr_lambda(epoch)``: any schedule written as a function (warm-up...).
+
+    Args:
+        optimizer: the optimizer.
+        lr_lambda: a function of the epoch giving a factor, or one function per group.
+
+    Only callable objects (not functions or lambdas) have their state saved by
+    :meth:`state_dict`, as in PyTorch.
+    """
+
+    def get_lr(self):
+        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas,
+                                                                        self.base_lrs)]
+
+
+class MultiplicativeLR(_FactorFunctionsLR):
+    """``lr = lr * lr_lambda(epoch)`` every epoch after the first: a factor function applied
+    to the current learning rate (so it compounds, and chains with other schedulers).
+
+    Args:
+        optimizer: the optimizer.
+        lr_lambda: a function of the epoch giving a factor, or one function per group.
+
+    >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.95)
+    """
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, groups)]
 
 
 class StepLR(LRScheduler):
@@ -212,8 +280,8 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1):
-        _require(_is_int(step_size) and step_size > 0, self,
-                 f"step_size must be a positive integer, got {step_size!r}",
+        _require(_is_number(step_size) and step_size > 0, self,
+                 f"step_size must be a positive number, got {step_size!r}",
                  hint="the number of epochs between two decays, e.g. step_size=30",
                  step_size=step_size)
         _check_gamma(self, gamma)
@@ -316,6 +384,75 @@ class LinearLR(LRScheduler):
         return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
                            * min(self.total_iters, self.last_epoch) / self.total_iters)
                 for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Scale the learning rate by ``factor`` for the first ``total_iters`` epochs, then restore
+    it (a constant warm-up).
+
+    >>> sched = ConstantLR(opt, factor=0.5, total_iters=4)   # lr/2 for epochs 0-3, then lr
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        _require(_is_number(factor) and 0 <= factor <= 1, self,
+                 f"factor must be in [0, 1], got {factor!r}",
+                 hint="the lr is multiplied by factor until total_iters, e.g. factor=0.5",
+                 factor=factor)
+        _require(_is_number(total_iters), self,
+                 f"total_iters must be a number of epochs, got {total_iters!r}",
+                 total_iters=total_iters)
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in groups]
+        if self.last_epoch != self.total_iters:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * (1.0 / self.factor) for group in groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters)
+                           * (1 - self.factor)) for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    r"""Decay the learning rate polynomially to 0 over ``total_iters`` epochs, then keep it:
+
+    .. math::
+        \eta_t = \eta_0 (1 - \min(t, T) / T)^{p}
+
+    applied recursively to the current lr, as PyTorch does.
+
+    >>> sched = PolynomialLR(opt, total_iters=100, power=2.0)
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1):
+        _require(_is_number(total_iters) and total_iters >= 0, self,
+                 f"total_iters must be a number of epochs >= 0, got {total_iters!r}",
+                 hint="the epoch at which the lr reaches 0, e.g. total_iters=100",
+                 total_iters=total_iters)
+        _require(_is_number(power), self, f"power must be a number, got {power!r}",
+                 hint="e.g. power=1.0 (linear decay)", power=power)
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        decay = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay for group in groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -439,22 +576,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            defaults = optimizer.defaults
-            _require("momentum" in defaults or "betas" in defaults, self,
-                     f"cycle_momentum needs an optimizer with momentum or betas; "
-                     f"{type(optimizer).__name__} has neither",
-                     hint="pass cycle_momentum=False", optimizer=optimizer)
-            self.use_beta1 = "betas" in defaults
-            highs = _per_group(self, "max_momentum", max_momentum, optimizer)
-            lows = _per_group(self, "base_momentum", base_momentum, optimizer)
-            if last_epoch == -1:
-                for high, low, group in zip(highs, lows, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (high, *group["betas"][1:])
-                    else:
-                        group["momentum"] = high
-                    group["max_momentum"] = high
-                    group["base_momentum"] = low
+            _start_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
@@ -486,93 +608,8 @@ class OneCycleLR(LRScheduler):
                 start_step = phase["end_step"]
             lrs.append(lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(self, group, momentum)
         return lrs
-
-
-class SequentialLR(LRScheduler):
-    """Run schedulers one after another, switching at the ``milestones`` epochs.
-
-    >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
-    >>> cosine = CosineAnnealingLR(opt, T_max=95)
-    >>> sched = SequentialLR(opt, [warmup, cosine], milestones=[5])
-    """
-
-    _not_saved = ("optimizer", "_schedulers")
-
-    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler],
-                 milestones: Sequence[int], last_epoch: int = -1):
-        _require_optimizer(self, optimizer)
-        _require(len(schedulers) >= 1, self, "needs at least one scheduler",
-                 hint="SequentialLR(opt, [warmup, decay], milestones=[5])",
-                 schedulers=schedulers)
-        for i, scheduler in enumerate(schedulers):
-            _require(not isinstance(scheduler, ReduceLROnPlateau), self,
-                     f"scheduler {i} is a ReduceLROnPlateau, whose step needs a metric",
-                     hint="call ReduceLROnPlateau.step(metric) yourself, outside SequentialLR",
-                     schedulers=schedulers)
-            _require(isinstance(scheduler, LRScheduler), self,
-                     f"scheduler {i} is a {type(scheduler).__name__}, not an LRScheduler",
-                     hint="pass schedulers such as StepLR(opt, 10)", schedulers=schedulers)
-            _require(scheduler.optimizer is optimizer, self,
-                     f"scheduler {i} ({type(scheduler).__name__}) belongs to another optimizer",
-                     hint="build every scheduler on the optimizer given to SequentialLR",
-                     schedulers=schedulers)
-        _require(len(milestones) == len(schedulers) - 1, self,
-                 f"expects one milestone fewer than schedulers, got {len(schedulers)} "
-                 f"schedulers and {len(milestones)} milestones",
-                 hint="milestones are the epochs where the next scheduler takes over",
-                 schedulers=schedulers, milestones=milestones)
-        self._schedulers = list(schedulers)
-        self._milestones = list(milestones)
-        self.last_epoch = last_epoch + 1
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
-        # undo the step each scheduler took when it was built, then start the first one
-        for scheduler in self._schedulers:
-            _undo_initial_step(scheduler)
-        first = self._schedulers[bisect_right(self._milestones, 0)]
-        first._initial_step()
-        self._last_lr = first.get_last_lr()
-
-    def step(self) -> None:
-        """Advance one epoch with the scheduler in charge (restarted at its milestone)."""
-        self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
-        scheduler = self._schedulers[idx]
-        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler._update_lr(0)
-        else:
-            scheduler.step()
-        self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self):
-        state = super().state_dict()
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict):
-        super().load_state_dict(state_dict)
-        saved = state_dict.get("_schedulers", [])
-        _require(len(saved) == len(self._schedulers), self,
-                 f"the state dict holds {len(saved)} schedulers, this one has "
-                 f"{len(self._schedulers)}", hint="build the same schedulers as when saved",
-                 schedulers=self._schedulers)
-        for scheduler, state in zip(self._schedulers, saved):
-            scheduler.load_state_dict(state)
-
-
-def _undo_initial_step(scheduler) -> None:
-    inner = getattr(scheduler, "_schedulers", None)
-    if inner is not None:
-        for s in inner:
-            _undo_initial_step(s)
-    elif hasattr(scheduler, "last_epoch"):
-        scheduler.last_epoch -= 1
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -637,7 +674,7 @@ class ReduceLROnPlateau(LRScheduler):
             epoch = self.last_epoch + 1
         else:
             warnings.warn("ReduceLROnPlateau.step(metric, epoch) is deprecated; omit epoch",
-                          FutureWarning, stacklevel=2)
+                          UserWarning, stacklevel=2)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current
@@ -681,3 +718,10 @@ class ReduceLROnPlateau(LRScheduler):
         if self.threshold_mode == "rel":
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
+
+
+# The composite and cyclic schedulers live in sibling files (each file one kind of schedule)
+# and build on the classes above, so they are imported last; this module is the one namespace
+# (fw.optim.lr_scheduler.X, as torch.optim.lr_scheduler.X).
+from .lr_composite import ChainedScheduler, SequentialLR  # noqa: E402
+from .lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR  # noqa: E402

@@ -74,6 +74,54 @@ SCHEDULES = {
     "sequential_three": (*SGD, lambda s, o: s.SequentialLR(
         o, [s.ExponentialLR(o, gamma=0.9), s.StepLR(o, step_size=5, gamma=0.5),
             s.MultiStepLR(o, milestones=[5, 15, 15])], milestones=[20, 50])),
+    "step_fractional_size": (*SGD, lambda s, o: s.StepLR(o, step_size=2.5, gamma=0.8)),
+    "multiplicative": (*SGD, lambda s, o: s.MultiplicativeLR(o, lambda epoch: 0.95)),
+    "multiplicative_per_group": (*SGD, lambda s, o: s.MultiplicativeLR(
+        o, [lambda e: 0.9, lambda e: 1.0 + 0.01 * (e % 3)])),
+    "constant": (*SGD, lambda s, o: s.ConstantLR(o, factor=0.5, total_iters=4)),
+    "constant_default": (*SGD, lambda s, o: s.ConstantLR(o)),
+    "constant_zero_iters": (*SGD, lambda s, o: s.ConstantLR(o, factor=0.25, total_iters=0)),
+    "polynomial": (*SGD, lambda s, o: s.PolynomialLR(o, total_iters=60, power=2.0)),
+    "polynomial_default": (*SGD, lambda s, o: s.PolynomialLR(o)),
+    "polynomial_sqrt": (*SGD, lambda s, o: s.PolynomialLR(o, total_iters=30, power=0.5)),
+    "warm_restarts": (*SGD, lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=10)),
+    "warm_restarts_mult": (*SGD, lambda s, o: s.CosineAnnealingWarmRestarts(
+        o, T_0=5, T_mult=2, eta_min=1e-3)),
+    "warm_restarts_mult3": (*ADAM, lambda s, o: s.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=3)),
+    "cyclic_triangular_sgd": (*SGD, lambda s, o: s.CyclicLR(o, base_lr=0.01, max_lr=0.1,
+                                                            step_size_up=7)),
+    "cyclic_triangular2": (*SGD, lambda s, o: s.CyclicLR(
+        o, base_lr=[0.01, 0.001], max_lr=[0.1, 0.05], step_size_up=5, step_size_down=10,
+        mode="triangular2")),
+    "cyclic_exp_range_adam": (*ADAM, lambda s, o: s.CyclicLR(
+        o, base_lr=0.001, max_lr=0.01, step_size_up=6, mode="exp_range", gamma=0.97)),
+    "cyclic_no_momentum_adagrad": ("Adagrad", {}, lambda s, o: s.CyclicLR(
+        o, base_lr=0.01, max_lr=0.2, step_size_up=4, cycle_momentum=False)),
+    "cyclic_scale_fn_cycle": (*SGD, lambda s, o: s.CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=3, scale_fn=lambda x: 0.5 ** x)),
+    "cyclic_scale_fn_iterations": (*ADAM, lambda s, o: s.CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=8, step_size_down=2,
+        scale_fn=lambda x: 1 / (1 + 0.01 * x), scale_mode="iterations")),
+    "cyclic_momentum_bounds": (*SGD, lambda s, o: s.CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=5, base_momentum=[0.7, 0.8],
+        max_momentum=0.95, mode="triangular2")),
+    "chained_constant_exponential": (*SGD, lambda s, o: s.ChainedScheduler(
+        [s.ConstantLR(o, factor=0.1, total_iters=2), s.ExponentialLR(o, gamma=0.9)])),
+    "chained_three": (*SGD, lambda s, o: s.ChainedScheduler(
+        [s.CosineAnnealingLR(o, T_max=20), s.MultiplicativeLR(o, lambda e: 0.99),
+         s.PolynomialLR(o, total_iters=50)], optimizer=o)),
+    "chained_step_warmup": (*ADAM, lambda s, o: s.ChainedScheduler(
+        [s.LinearLR(o, start_factor=0.2, total_iters=8), s.StepLR(o, step_size=15, gamma=0.3),
+         s.MultiStepLR(o, milestones=[40, 70])])),
+    "sequential_constant_polynomial": (*SGD, lambda s, o: s.SequentialLR(
+        o, [s.ConstantLR(o, factor=0.1, total_iters=5), s.PolynomialLR(o, 40, power=1.5)],
+        milestones=[5])),
+    # (a SequentialLR of a ChainedScheduler fails in torch too: ChainedScheduler has no get_lr)
+    "chained_of_sequential": (*SGD, lambda s, o: s.ChainedScheduler(
+        [s.SequentialLR(o, [s.LinearLR(o, start_factor=0.1, total_iters=10),
+                            s.ExponentialLR(o, gamma=0.97)], milestones=[10]),
+         s.StepLR(o, step_size=20, gamma=0.5)])),
 }
 
 
@@ -124,7 +172,10 @@ def test_onecycle_drives_adam_like_torch():
 
 
 RESUMABLE = ["step", "cosine", "linear_warmup", "onecycle_linear_adam", "onecycle_three_phase",
-             "sequential_warmup_cosine", "sequential_three", "lambda"]
+             "sequential_warmup_cosine", "sequential_three", "lambda", "multiplicative",
+             "constant", "polynomial", "warm_restarts_mult", "cyclic_triangular2",
+             "cyclic_exp_range_adam", "cyclic_scale_fn_cycle", "chained_constant_exponential",
+             "chained_three", "chained_of_sequential"]
 
 
 @pytest.mark.parametrize("name", RESUMABLE)
@@ -180,13 +231,13 @@ def test_explicit_epoch_uses_the_closed_form_and_warns():
     opt = _optimizer(optim)
     scheduler = sched.StepLR(opt, step_size=10, gamma=0.5)
     opt.step()
-    with pytest.warns(FutureWarning, match="deprecated"):
+    with pytest.warns(UserWarning, match="deprecated"):  # PyTorch's category
         scheduler.step(25)
     assert scheduler.get_last_lr() == [0.1 * 0.25, 0.02 * 0.25]
 
 
 @pytest.mark.parametrize("build,match", [
-    (lambda o: sched.StepLR(o, step_size=0), "step_size must be a positive integer"),
+    (lambda o: sched.StepLR(o, step_size=0), "step_size must be a positive number"),
     (lambda o: sched.MultiStepLR(o, milestones=[1.5]), "milestones must be integers"),
     (lambda o: sched.LinearLR(o, start_factor=0.0), r"start_factor must be in \(0, 1\]"),
     (lambda o: sched.LinearLR(o, end_factor=1.5), r"end_factor must be in \[0, 1\]"),
@@ -231,3 +282,90 @@ def test_onecycle_momentum_needs_an_optimizer_with_momentum():
 def test_scheduler_needs_an_fw_optimizer():
     with pytest.raises(FwError, match="needs an fw optimizer"):
         sched.StepLR(torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1), 3)
+
+
+def test_warm_restarts_with_fractional_epochs_match_torch():
+    """SGDR stepped after every batch with step(epoch + i / batches), jumping back at times."""
+    epochs = [e + i / 7 for e in range(12) for i in range(7)] + [3, 0.5, 40.25, 2]
+    history = []
+    for lib in (optim, torch.optim):
+        opt = _optimizer(lib, "SGD", momentum=0.9)
+        scheduler = lib.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2,
+                                                                 eta_min=1e-4)
+        lrs = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no deprecation warning for an epoch here
+            for epoch in epochs:
+                opt.step()
+                scheduler.step(epoch)
+                lrs.append((scheduler.get_last_lr(), scheduler.T_cur, scheduler.T_i,
+                            scheduler.last_epoch))
+        history.append(lrs)
+    assert history[0] == history[1]
+
+
+def test_explicit_epoch_warns_like_torch():
+    caught = []
+    for lib in (optim, torch.optim):
+        opt = _optimizer(lib)
+        scheduler = lib.lr_scheduler.PolynomialLR(opt, total_iters=10)
+        opt.step()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            scheduler.step(4)
+        caught.append(([w.category for w in seen], scheduler.get_last_lr()))
+    assert caught[0] == caught[1] and caught[0][0] == [UserWarning]
+
+
+@pytest.mark.parametrize("name", ["StepLR", "ExponentialLR", "CosineAnnealingLR"])
+def test_verbose_is_refused_as_torch_2_13_refuses_it(name):
+    """torch 2.13 removed the deprecated verbose argument: passing it is a TypeError there."""
+    args = {"StepLR": (3,), "ExponentialLR": (0.9,), "CosineAnnealingLR": (10,)}[name]
+    for lib in (optim, torch.optim):
+        with pytest.raises(TypeError, match="verbose"):
+            getattr(lib.lr_scheduler, name)(_optimizer(lib), *args, verbose=True)
+
+
+@pytest.mark.parametrize("build,match", [
+    (lambda o: sched.ConstantLR(o, factor=1.5), r"factor must be in \[0, 1\]"),
+    (lambda o: sched.ConstantLR(o, factor=-0.5), r"factor must be in \[0, 1\]"),
+    (lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=0), "T_0 must be a positive integer"),
+    (lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=2.5), "T_0 must be a positive integer"),
+    (lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=0), "T_mult must be"),
+    (lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=1.5), "T_mult must be"),
+    (lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=5, eta_min="0"), "eta_min must be"),
+    (lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=5).step(-1), "epoch must be >= 0"),
+    (lambda o: sched.CyclicLR(o, 0.01, 0.1, mode="sine"), "mode must be one of"),
+    (lambda o: sched.CyclicLR(o, [0.01], 0.1), "base_lr has 1 values"),
+    (lambda o: sched.CyclicLR(_optimizer(optim, "Adagrad"), 0.01, 0.1), "cycle_momentum=False"),
+    (lambda o: sched.ChainedScheduler([]), "needs at least one scheduler"),
+    (lambda o: sched.ChainedScheduler([sched.StepLR(o, 2), sched.ReduceLROnPlateau(o)]),
+     "needs a metric"),
+    (lambda o: sched.ChainedScheduler([sched.StepLR(o, 2), sched.StepLR(_optimizer(optim), 2)]),
+     "another optimizer"),
+    (lambda o: sched.MultiplicativeLR(o, [lambda e: 0.9]), "lr_lambda has 1 values"),
+    (lambda o: sched.MultiplicativeLR(o, 0.9), "lr_lambda must be callable"),
+])
+def test_bad_arguments_of_the_new_schedulers_are_refused_with_a_fix(build, match):
+    """Each is refused by torch too (ValueError, TypeError, or a ZeroDivisionError later)."""
+    with pytest.raises(ArgumentError, match=match) as err:
+        build(_optimizer(optim))
+    assert "fix:" in str(err.value)
+
+
+def test_callable_object_state_is_saved_functions_are_not():
+    class Factor:
+        def __init__(self):
+            self.rate = 0.9
+
+        def __call__(self, epoch):
+            return self.rate
+
+    opt = _optimizer(optim)
+    scheduler = sched.MultiplicativeLR(opt, [Factor(), lambda e: 0.5])
+    scheduler.lr_lambdas[0].rate = 0.7
+    saved = scheduler.state_dict()
+    assert saved["lr_lambdas"] == [{"rate": 0.7}, None]
+    fresh = sched.MultiplicativeLR(_optimizer(optim), [Factor(), lambda e: 0.5])
+    fresh.load_state_dict(saved)
+    assert fresh.lr_lambdas[0].rate == 0.7
