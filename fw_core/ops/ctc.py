@@ -41,12 +41,12 @@ def _padded_targets(targets, target_lengths, batch: int, unbatched: bool) -> np.
     labels = _host_ints(targets, "targets")
     longest = int(target_lengths.max(initial=0))
     if unbatched or labels.ndim == 2:
-        labels = labels.reshape(batch, -1)
-        if labels.shape[1] < longest:
-            raise ShapeError(f"targets of shape {targets.shape} are shorter than the longest "
-                             f"target length {longest}", op="ctc_loss",
-                             hint="pad the targets to (N, S) with S >= max(target_lengths)")
-        return labels[:, :longest]
+        padded = labels[None] if unbatched and labels.ndim == 1 else labels
+        if padded.ndim != 2 or padded.shape[0] != batch or padded.shape[1] < longest:
+            raise ShapeError(f"padded targets must be ({batch}, S) with S >= the longest target "
+                             f"length {longest}, got shape {tuple(labels.shape)}", op="ctc_loss",
+                             hint="pad each target to the same length, one row per sample")
+        return padded[:, :longest]
     if labels.ndim != 1 or labels.size < target_lengths.sum():
         raise ShapeError(f"concatenated targets need sum(target_lengths) = "
                          f"{int(target_lengths.sum())} labels, got shape {tuple(labels.shape)}",
@@ -59,13 +59,15 @@ def _padded_targets(targets, target_lengths, batch: int, unbatched: bool) -> np.
     return padded
 
 
-def _check_lengths(name: str, lengths: np.ndarray, batch: int, most: int, what: str) -> None:
+def _check_lengths(name: str, lengths: np.ndarray, batch: int, most: int | None = None) -> None:
+    """One length per sample, each >= 0 (and <= ``most`` where given)."""
     if lengths.shape != (batch,):
         raise ShapeError(f"{name} must hold one length per sample ({batch}), got shape "
                          f"{lengths.shape}", op="ctc_loss", hint=f"pass {batch} lengths")
-    if lengths.size and (lengths.min() < 0 or lengths.max() > most):
-        raise ArgumentError(f"{name} must be in [0, {most}], got {lengths.tolist()}",
-                            op="ctc_loss", hint=f"a length cannot exceed {what}")
+    if lengths.size and (lengths.min() < 0 or (most is not None and lengths.max() > most)):
+        bound = f"[0, {most}]" if most is not None else ">= 0"
+        raise ArgumentError(f"{name} must be {bound}, got {lengths.tolist()}", op="ctc_loss",
+                            hint="a length counts frames (at most T) or labels")
 
 
 def _log_add_exp(*terms):
@@ -157,10 +159,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
         frames, batch, classes = log_probs.shape
         in_lengths = _host_ints(input_lengths, "input_lengths").reshape(-1)
         out_lengths = _host_ints(target_lengths, "target_lengths").reshape(-1)
-        _check_lengths("input_lengths", in_lengths, batch, frames, "the number of frames T")
-        labels = _padded_targets(targets, out_lengths, batch, unbatched)
-        _check_lengths("target_lengths", out_lengths, batch, labels.shape[1],
-                       "the targets' length")
+        _check_lengths("input_lengths", in_lengths, batch, frames)
+        _check_lengths("target_lengths", out_lengths, batch)
+        labels = _padded_targets(targets, out_lengths, batch, unbatched)  # checks their lengths
         if not 0 <= blank < classes:
             raise IndexOutOfRangeError(f"blank={blank} is not a class index in [0, {classes})",
                                        op="ctc_loss", hint="blank is usually 0")

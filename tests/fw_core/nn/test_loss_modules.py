@@ -353,6 +353,20 @@ def test_ctc_loss_gradcheck_and_double_backward():
     assert fw.autograd.gradgradcheck(loss, [log_probs])
 
 
+def test_compiled_losses_read_each_calls_targets():
+    # the host-side reads of integer targets must not be frozen into a compiled graph
+    def step(logits, labels, log_probs, targets, target_lengths):
+        return (F.multi_margin_loss(logits, labels)
+                + F.ctc_loss(log_probs, targets, fw.tensor(np.array([6, 5])), target_lengths))
+
+    compiled = fw.compile(step)
+    for _ in range(3):
+        args = (_t(4, 5), fw.tensor(RNG.integers(0, 5, 4)),
+                F.log_softmax(_t(6, 2, 4), -1), fw.tensor(RNG.integers(1, 4, (2, 2))),
+                fw.tensor(RNG.integers(1, 3, 2)))
+        np.testing.assert_allclose(compiled(*args).item(), step(*args).item(), rtol=1e-12)
+
+
 # -- double backward of the composed losses ---------------------------------------------------
 def _leaf(*shape, low=None):
     data = _normal(*shape) if low is None else _uniform(*shape, low=low, high=2.0)
@@ -450,6 +464,10 @@ ERRORS = [
                                               [1]), ArgumentError, "ctc_loss"),
     ("ctc-target-length", lambda: nn.CTCLoss()(_t(5, 1, 3), fw.tensor(np.array([[1, 2]])), [5],
                                                [3]), ShapeError, "ctc_loss"),
+    ("ctc-negative-target-length", lambda: nn.CTCLoss()(
+        _t(5, 1, 3), fw.tensor(np.array([[1, 2]])), [5], [-1]), ArgumentError, "ctc_loss"),
+    ("ctc-padded-rows", lambda: nn.CTCLoss()(_t(5, 2, 3), fw.tensor(np.array([[1, 2]])),
+                                             [5, 5], [1, 1]), ShapeError, "ctc_loss"),
     ("ctc-lengths-count", lambda: nn.CTCLoss()(_t(5, 2, 3), fw.tensor(np.array([[1], [2]])),
                                                [5], [1, 1]), ShapeError, "ctc_loss"),
     ("ctc-log-probs-ndim", lambda: nn.CTCLoss()(_t(5), fw.tensor(np.array([1])), [5], [1]),
