@@ -119,8 +119,10 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     """Negative log-likelihood of ``target`` under Normal(input, var):
     0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) if full).
 
-    ``var`` is a tensor (see the shape rules in the error below) or a float. As in PyTorch,
-    the clamp to ``eps`` does not block var's gradient: a clamped variance still learns.
+    ``var`` is a float, or a tensor of the input's shape, of the input's shape without its last
+    dimension (one variance per sample), or of the input's shape with one dimension set to 1.
+    As in PyTorch, the clamp to ``eps`` does not block var's gradient: a clamped variance still
+    learns.
 
     Raises:
         ArgumentError: a negative variance, or a bad reduction.
