@@ -18,7 +18,6 @@ class Bernoulli(Distribution):
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
-    _expand_params = {"probs": 0, "logits": 0}
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None):
         given_one("Bernoulli", probs, logits)

@@ -22,7 +22,6 @@ class Beta(Distribution):
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
-    _expand_params = {"concentration1": 0, "concentration0": 0}
 
     def __init__(self, concentration1, concentration0, validate_args: bool | None = None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)

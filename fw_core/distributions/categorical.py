@@ -26,7 +26,6 @@ class Categorical(Distribution):
     is the parameter's shape without its last dim; samples are int64 indices."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    _expand_params = {"probs": 1, "logits": 1}
 
     def __init__(self, probs=None, logits=None, validate_args: bool | None = None):
         given_one("Categorical", probs, logits)

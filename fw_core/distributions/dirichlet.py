@@ -31,7 +31,6 @@ class Dirichlet(Distribution):
     arg_constraints = {"concentration": constraints.positive_vector}
     support = constraints.simplex
     has_rsample = True
-    _expand_params = {"concentration": 1}
 
     def __init__(self, concentration, validate_args: bool | None = None):
         (self.concentration,) = broadcast_all(concentration)

@@ -73,7 +73,7 @@ class Distribution:
         not copies), validated as this one is."""
         batch_shape = tuple(batch_shape)
         new = type(self).__new__(type(self))
-        for name, event_dims in self._expand_params.items():
+        for name, event_dims in self._expanded_params().items():
             value = self.__dict__.get(name)
             if value is not None:
                 event = tuple(value.shape[value.ndim - event_dims:]) if event_dims else ()
@@ -82,8 +82,10 @@ class Distribution:
         new._validate_args = self._validate_args
         return new
 
-    #: {parameter attribute: its event dims}: what ``expand`` broadcasts (whichever are set)
-    _expand_params: dict[str, int] = {}
+    def _expanded_params(self) -> dict[str, int]:
+        """{parameter attribute: its event dims}: what ``expand`` broadcasts (whichever are
+        set); the constrained parameters unless a subclass keeps others."""
+        return {name: c.event_dim for name, c in self.arg_constraints.items()}
 
     # -- sampling ---------------------------------------------------------------------------
     def sample(self, sample_shape=()) -> Tensor:

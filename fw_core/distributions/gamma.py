@@ -72,7 +72,6 @@ class Gamma(Distribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.Constraint("nonnegative (>= 0)", lambda v: v >= 0)
     has_rsample = True
-    _expand_params = {"concentration": 0, "rate": 0}
 
     def __init__(self, concentration, rate, validate_args: bool | None = None):
         self.concentration, self.rate = broadcast_all(concentration, rate)

@@ -35,7 +35,6 @@ class MultivariateNormal(Distribution):
     arg_constraints = {"loc": constraints.real_vector}
     support = constraints.real_vector
     has_rsample = True
-    _expand_params = {"loc": 1, "_unbroadcasted_scale_tril": 2}
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args: bool | None = None):
@@ -64,6 +63,9 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(batch + tuple(loc.shape[-1:]))
         self._unbroadcasted_scale_tril = tril
         super().__init__(batch, tuple(loc.shape[-1:]), validate_args)
+
+    def _expanded_params(self):
+        return {"loc": 1, "_unbroadcasted_scale_tril": 2}
 
     @staticmethod
     def _check_shapes(loc, name, matrix) -> None:

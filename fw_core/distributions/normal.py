@@ -21,7 +21,6 @@ class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-    _expand_params = {"loc": 0, "scale": 0}
 
     def __init__(self, loc, scale, validate_args: bool | None = None):
         self.loc, self.scale = broadcast_all(loc, scale)

@@ -18,7 +18,6 @@ class Uniform(Distribution):
 
     arg_constraints = {"low": constraints.real, "high": constraints.real}
     has_rsample = True
-    _expand_params = {"low": 0, "high": 0}
 
     def __init__(self, low, high, validate_args: bool | None = None):
         self.low, self.high = broadcast_all(low, high)
