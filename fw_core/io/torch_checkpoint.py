@@ -44,6 +44,8 @@ HEAD = 512
 
 def kind(head: bytes) -> str | None:
     """"zip", "legacy" or "tar" for the first bytes of a PyTorch checkpoint, else None."""
+    if head[8:9] == b"{":  # a safetensors header, whatever its length's bytes spell
+        return None
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return "zip"
     if head[257:262] == b"ustar":
@@ -65,8 +67,9 @@ def read(file, name: str, layout: str, resolve, options: dict):
     try:
         if layout == "tar":
             raise CheckpointError(
-                f"{name} is in PyTorch's first checkpoint format (a tar archive, before "
-                "PyTorch 1.0), which fw does not read (nor does torch.load(weights_only=True))",
+                f"{name} is in PyTorch's first checkpoint format (a tar archive, from its "
+                "earliest releases), which fw does not read (nor does "
+                "torch.load(weights_only=True))",
                 hint="load it with an old PyTorch and torch.save(obj) it again")
         reader = _Zip(file, name) if layout == "zip" else _Legacy(file, name)
         obj = reader.load(options)

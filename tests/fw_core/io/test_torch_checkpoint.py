@@ -50,7 +50,8 @@ def torch_models():
     return {"mlp": mlp, "cnn": cnn, "lstm": lstm}, inputs
 
 
-_CHILD = """
+#: makes `import torch` fail in the process that runs it
+_BLOCKER = """
 import importlib.abc, json, sys
 
 class NoTorch(importlib.abc.MetaPathFinder):
@@ -59,6 +60,8 @@ class NoTorch(importlib.abc.MetaPathFinder):
             raise ImportError(f"{name} is blocked in this process")
 
 sys.meta_path.insert(0, NoTorch())
+"""
+_CHILD = _BLOCKER + """
 import numpy as np
 import fw_core as fw
 
@@ -107,8 +110,8 @@ def test_torch_state_dicts_load_into_fw_models_in_a_process_without_torch(tmp_pa
 
 
 def test_the_blocker_really_blocks_torch():
-    child = subprocess.run([sys.executable, "-c", _CHILD.split("import numpy")[0]
-                            + "import torch"], capture_output=True, text=True, timeout=60)
+    child = subprocess.run([sys.executable, "-c", _BLOCKER + "import torch"],
+                           capture_output=True, text=True, timeout=60)
     assert child.returncode != 0 and "torch is blocked" in child.stderr
 
 
@@ -230,6 +233,38 @@ def test_map_location_in_each_form_torch_takes(tmp_path):
         fw.load(path, map_location=3)
 
 
+def saved_on_gpu(obj) -> bytes:
+    """A zip checkpoint whose storages say they were saved from cuda:0 (as one saved on a GPU
+    machine does), made by rewriting the locations of a CPU checkpoint's data.pkl."""
+    source = zipfile.ZipFile(io.BytesIO(saved(obj, "zip")))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith("/data.pkl"):
+                cpu, gpu = b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"
+                assert cpu in data
+                data = data.replace(cpu, gpu)
+            target.writestr(info.filename, data)
+    return out.getvalue()
+
+
+def test_a_checkpoint_saved_on_a_gpu_loads_on_the_cpu_unless_asked():
+    data = saved_on_gpu({"w": torch.arange(3.0)})
+    seen = []
+    for map_location in (None, {"cuda:0": "cpu"}, {"cuda:1": "cuda:1"},
+                         lambda storage, location: seen.append(location) or storage.cpu()):
+        out = fw.load(io.BytesIO(data), map_location=map_location)
+        assert out["w"].device == "cpu" and out["w"].numpy().tolist() == [0.0, 1.0, 2.0]
+    assert seen == ["cuda:0"]
+    if "cuda" in fw.available_devices():
+        out = fw.load(io.BytesIO(data), map_location=lambda storage, location: storage.cuda(0))
+        assert out["w"].device == "cuda:0"
+    else:
+        with pytest.raises(fw.errors.DeviceError):
+            fw.load(io.BytesIO(data), map_location=lambda storage, location: storage.cuda(0))
+
+
 def test_torch_load_arguments_are_accepted_or_refused_clearly(tmp_path):
     path = tmp_path / "t.pt"
     torch.save({"w": torch.arange(3)}, path)
@@ -240,6 +275,29 @@ def test_torch_load_arguments_are_accepted_or_refused_clearly(tmp_path):
         fw.load(path, pickle_module=json)
     with pytest.raises(ArgumentTypeError, match="unexpected keyword argument.*buffers"):
         fw.load(path, buffers=True)
+
+
+class Unseekable(io.RawIOBase):
+    """A pipe-like binary stream: read only, no seek."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self._data.readinto(buffer)
+
+
+@pytest.mark.parametrize("layout", FORMATS)
+def test_f_may_be_a_path_a_str_an_open_file_or_an_unseekable_stream(layout, tmp_path):
+    path = tmp_path / "c.pth"
+    path.write_bytes(saved({"w": torch.arange(5)}, layout))
+    with open(path, "rb") as file:
+        sources = [path, str(path), file, Unseekable(path.read_bytes())]
+        for source in sources:
+            assert fw.load(source)["w"].numpy().tolist() == [0, 1, 2, 3, 4]
 
 
 def test_fw_save_takes_torch_save_arguments_and_file_objects(tmp_path):
