@@ -209,6 +209,70 @@ def test_dtypes_fw_lacks_come_back_as_numpy_arrays_with_a_warning(layout):
     np.testing.assert_array_equal(out["c"], source.numpy())
 
 
+def rewritten_zip(data: bytes, change) -> bytes:
+    """A zip checkpoint with each record's bytes replaced by ``change(name, bytes)``."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            target.writestr(info.filename, change(info.filename, source.read(info)))
+    return out.getvalue()
+
+
+def test_a_big_endian_zip_checkpoint_is_read_in_its_byte_order():
+    def to_big_endian(name, data):
+        if name.endswith("/byteorder"):
+            return b"big"
+        dtypes = {"/data/0": "<f4", "/data/1": "<i8"}
+        kind = next((d for suffix, d in dtypes.items() if name.endswith(suffix)), None)
+        return np.frombuffer(data, kind).byteswap().tobytes() if kind else data
+
+    big = rewritten_zip(saved({"w": torch.arange(6.0) - 2.5, "i": torch.arange(3) * 1000},
+                              "zip"), to_big_endian)
+    out = fw.load(io.BytesIO(big))
+    assert out["w"].numpy().tolist() == [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]
+    assert out["i"].numpy().tolist() == [0, 1000, 2000]
+
+
+class _View:
+    """Pickles as a tensor of a storage view, as ``torch.save`` wrote them before PyTorch 1.0."""
+
+    def __init__(self, storage, offset, size):
+        self.storage, self.offset, self.size = storage, offset, size
+
+    def __reduce__(self):
+        return torch._utils._rebuild_tensor_v2, (self.storage, self.offset, self.size, (1,),
+                                                 False, collections.OrderedDict())
+
+
+def legacy_with_storage_views() -> bytes:
+    """A legacy checkpoint as PyTorch before 1.0 wrote one for tensors of storage *views*:
+    each persistent id names its root storage and (view key, element offset, view size)."""
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            if isinstance(obj, tuple) and obj[:1] == ("view",):
+                return ("storage", torch.FloatStorage, "root", "cpu", 10, obj[1:])
+            return None
+
+    out = io.BytesIO()
+    for part in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+        pickle.dump(part, out, protocol=2)
+    views = {"a": _View(("view", "v1", 2, 5), 1, (3,)),        # elements 3, 4, 5 of the root
+             "b": _View(("view", "v2", 4, 6), 0, (4,))}        # elements 4..7
+    Pickler(out, protocol=2).dump(views)
+    pickle.dump(["root"], out, protocol=2)
+    out.write(np.int64(10).tobytes() + np.arange(10, dtype="<f4").tobytes())
+    return out.getvalue()
+
+
+def test_legacy_storage_views_are_slices_of_their_root():
+    out = fw.load(io.BytesIO(legacy_with_storage_views()))
+    assert out["a"].numpy().tolist() == [3.0, 4.0, 5.0]
+    assert out["b"].numpy().tolist() == [4.0, 5.0, 6.0, 7.0]
+    out["a"].numpy()[1] = -1.0                      # both are views of the one root array
+    assert out["b"].numpy().tolist() == [-1.0, 5.0, 6.0, 7.0]
+
+
 def test_a_dtype_numpy_lacks_is_refused_by_name():
     with pytest.raises(CheckpointError, match="torch.float8_e4m3fn"):
         loaded({"f8": torch.ones(2).to(torch.float8_e4m3fn)}, "zip")
