@@ -33,7 +33,7 @@ from .. import dtypes as _dt
 from ..errors import CheckpointError
 from . import torch_pickle
 from .locations import mapped
-from .torch_pickle import Storage, StorageType, TensorRecord, TorchDType
+from .torch_pickle import UNNAMED, Storage, StorageType, TensorRecord, TorchDType, damaged
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
 PROTOCOL_VERSION = 1001
@@ -74,8 +74,8 @@ def read(file, name: str, layout: str, resolve, options: dict):
         reader = _Zip(file, name) if layout == "zip" else _Legacy(file, name)
         obj = reader.load(options)
     except CheckpointError as error:
-        if not error.message.startswith(name):
-            error.message = f"{name}: {error.message}"
+        if error.message.startswith(UNNAMED):  # a message of torch_pickle's: name the file
+            error.message = name + error.message[len(UNNAMED):]
             error.args = (error.message,)
         raise
     tensors = _Tensors(reader, resolve)
@@ -90,23 +90,17 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError
                EOFError, ValueError, OverflowError, struct.error, UnicodeDecodeError)
 
 
-def _damaged(name: str, what: str) -> CheckpointError:
-    return CheckpointError(f"{name} is not a readable PyTorch checkpoint ({what})",
-                           hint="the file is truncated or damaged: restore it from a backup or "
-                           "save it again")
-
-
 def _storage_id(saved_id, length: int):
     """The fields of a persistent id ``("storage", storage type, key, location, numel...)``."""
     if not (isinstance(saved_id, tuple) and len(saved_id) == length
             and saved_id[0] in ("storage", b"storage")):
-        raise torch_pickle.damaged(f"a storage reference {saved_id!r}")
+        raise damaged(f"a storage reference {saved_id!r}")
     _, storage_type, key, location, numel = saved_id[:5]
     if isinstance(location, bytes):
         location = location.decode("ascii", "replace")
     if not (isinstance(storage_type, StorageType) and isinstance(key, str)
             and isinstance(location, str) and isinstance(numel, int) and numel >= 0):
-        raise torch_pickle.damaged(f"a storage reference {saved_id!r}")
+        raise damaged(f"a storage reference {saved_id!r}")
     return storage_type.dtype, key, location, numel, saved_id[5:]
 
 
@@ -120,7 +114,7 @@ class _Zip:
             self.archive = zipfile.ZipFile(file)
             names = self.archive.namelist()
         except _ZIP_ERRORS as exc:
-            raise _damaged(name, f"a broken zip archive: {exc}") from None
+            raise damaged(f"a broken zip archive: {exc}") from None
         if any(n.endswith("/constants.pkl") for n in names):
             raise CheckpointError(
                 f"{name} is a TorchScript archive (torch.jit.save), which holds code",
@@ -128,36 +122,36 @@ class _Zip:
                 "same fw architecture")
         pickles = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
         if len(pickles) != 1:
-            raise _damaged(name, f"{len(pickles)} data.pkl records where there is one")
+            raise damaged(f"{len(pickles)} data.pkl records where there is one")
         self.prefix = pickles[0][: -len("data.pkl")]
         order = self._record(self.prefix + "byteorder") if (
             self.prefix + "byteorder") in names else b"little"
         if order not in (b"little", b"big"):
-            raise _damaged(name, f"byte order {order[:20]!r}")
+            raise damaged(f"byte order {order[:20]!r}")
         self.little = order == b"little"
 
     def _record(self, record: str, nbytes: int | None = None) -> bytes | np.ndarray:
         try:
             info = self.archive.getinfo(record)
             if info.compress_type != zipfile.ZIP_STORED:  # also keeps out zip bombs
-                raise _damaged(self.name, f"record {record} is compressed, and torch.save "
+                raise damaged(f"record {record} is compressed, and torch.save "
                                "stores every record as it is")
             if nbytes is None:
                 return self.archive.read(info)
             if info.file_size != nbytes:
-                raise _damaged(self.name, f"record {record} holds {info.file_size} bytes, its "
+                raise damaged(f"record {record} holds {info.file_size} bytes, its "
                                f"storage needs {nbytes}")
             data = np.empty(nbytes, np.uint8)
             with self.archive.open(info) as member:
                 if member.readinto(memoryview(data)) != nbytes or member.read(1):
-                    raise _damaged(self.name, f"record {record} ends early")
+                    raise damaged(f"record {record} ends early")
             return data
         except CheckpointError:
             raise
         except KeyError:
-            raise _damaged(self.name, f"record {record} is missing") from None
+            raise damaged(f"record {record} is missing") from None
         except _ZIP_ERRORS as exc:
-            raise _damaged(self.name, f"record {record}: {exc}") from None
+            raise damaged(f"record {record}: {exc}") from None
 
     def load(self, options: dict):
         data = self._record(self.prefix + "data.pkl")
@@ -171,7 +165,7 @@ class _Zip:
         if key not in self.bytes:
             self.bytes[key] = self._record(f"{self.prefix}data/{key}", nbytes)
         elif self.bytes[key].size != nbytes:
-            raise torch_pickle.damaged(f"storage {key} named with two sizes")
+            raise damaged(f"storage {key} named with two sizes")
         return Storage(dtype, key, location, numel)
 
 
@@ -185,17 +179,17 @@ class _Legacy:
 
     def load(self, options: dict):
         if torch_pickle.unpickle(self.file) != MAGIC_NUMBER:
-            raise _damaged(self.name, "its magic number is wrong")
+            raise damaged("its magic number is wrong")
         if torch_pickle.unpickle(self.file) != PROTOCOL_VERSION:
-            raise _damaged(self.name, "an unknown legacy protocol version")
+            raise damaged("an unknown legacy protocol version")
         info = torch_pickle.unpickle(self.file)
         if not isinstance(info, dict):
-            raise _damaged(self.name, "its system information is not a dict")
+            raise damaged("its system information is not a dict")
         self.little = info.get("little_endian", True) is not False
         obj = torch_pickle.unpickle(self.file, self._storage, **options)
         keys = torch_pickle.unpickle(self.file)
         if not (isinstance(keys, list) and all(k in self.roots for k in keys)):
-            raise _damaged(self.name, "its list of storages names storages it does not use")
+            raise damaged("its list of storages names storages it does not use")
         for key in keys:
             self._read_bytes(self.roots[key])
         return obj
@@ -203,14 +197,14 @@ class _Legacy:
     def _read_bytes(self, root: Storage) -> None:
         head = self.file.read(8)
         if len(head) != 8 or struct.unpack("<q", head)[0] != root.numel:
-            raise _damaged(self.name, f"the bytes of storage {root.key} do not follow")
+            raise damaged(f"the bytes of storage {root.key} do not follow")
         nbytes, here = root.numel * root.dtype.itemsize, self.file.tell()
         if nbytes > self.file.seek(0, io.SEEK_END) - here:  # before allocating them
-            raise _damaged(self.name, f"the file ends inside storage {root.key}")
+            raise damaged(f"the file ends inside storage {root.key}")
         self.file.seek(here)
         data = np.empty(nbytes, np.uint8)
         if self.file.readinto(memoryview(data)) != nbytes:
-            raise _damaged(self.name, f"the file ends inside storage {root.key}")
+            raise damaged(f"the file ends inside storage {root.key}")
         self.bytes[root.key] = data
 
     def _storage(self, saved_id) -> Storage:
@@ -219,19 +213,19 @@ class _Legacy:
             raise _no_numpy(dtype)
         root = self.roots.setdefault(key, Storage(dtype, key, location, numel))
         if root.dtype != dtype or root.numel != numel:
-            raise torch_pickle.damaged(f"storage {key} named with two dtypes or sizes")
+            raise damaged(f"storage {key} named with two dtypes or sizes")
         if view is None:
             return root
         if not (isinstance(view, tuple) and len(view) == 3 and all(
                 isinstance(v, int) and v >= 0 for v in view[1:])
                 and view[1] + view[2] <= numel):
-            raise torch_pickle.damaged(f"a storage view {view!r} of storage {key}")
+            raise damaged(f"a storage view {view!r} of storage {key}")
         return Storage(dtype, str(view[0]), location, view[2], root=root, offset=view[1])
 
 
 def _no_numpy(dtype: TorchDType) -> CheckpointError:
     return CheckpointError(
-        f"the checkpoint holds a torch.{dtype.name} tensor, a dtype neither fw nor NumPy has",
+        f"{UNNAMED} holds a torch.{dtype.name} tensor, a dtype neither fw nor NumPy has",
         hint="in PyTorch, convert it first (tensor.float(), or .dequantize() for a quantized "
         "tensor) and save that")
 
@@ -263,7 +257,7 @@ class _Tensors:
         return value
 
     def _damaged(self, what: str) -> CheckpointError:
-        return _damaged(self.reader.name, what)
+        return damaged(what, self.reader.name)
 
     def _tensor(self, record: TensorRecord):
         array = self._view(record)

@@ -28,8 +28,8 @@ from ..errors import CheckpointError
 #: NumPy's limit on dimensions
 MAX_RANK = 64
 
-__all__ = ["ALLOWED", "Storage", "StorageType", "TensorRecord", "TorchDType", "damaged",
-           "refused", "unpickle"]
+__all__ = ["ALLOWED", "Storage", "StorageType", "TensorRecord", "TorchDType", "UNNAMED",
+           "damaged", "refused", "unpickle"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +106,13 @@ class TensorRecord:
     parameter: bool = False
 
 
-def damaged(what: str) -> CheckpointError:
-    """The CheckpointError for a pickle whose content cannot be what torch.save wrote."""
-    return CheckpointError(f"the checkpoint's pickle is damaged ({what})",
+#: how this module's messages start; :mod:`.torch_checkpoint` puts the file's name there
+UNNAMED = "the checkpoint"
+
+
+def damaged(what: str, name: str = UNNAMED) -> CheckpointError:
+    """The CheckpointError for a file whose content cannot be what torch.save wrote."""
+    return CheckpointError(f"{name} is not a readable PyTorch checkpoint ({what})",
                            hint="the file is truncated or damaged: restore it from a backup or "
                            "save it again")
 
@@ -152,7 +156,7 @@ def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
         raise damaged(f"a Parameter rebuilt from a {type(data).__name__}, not a tensor")
     if state:
         raise CheckpointError(
-            "the checkpoint holds a Parameter with Python attributes "
+            f"{UNNAMED} holds a Parameter with Python attributes "
             f"({', '.join(map(str, state))}), which fw's Parameters cannot carry",
             hint="in PyTorch, save model.state_dict() (plain tensors) instead")
     return replace(data, parameter=True, requires_grad=bool(requires_grad))
@@ -239,12 +243,12 @@ def refused(qualified: str) -> CheckpointError:
     """The CheckpointError for a global outside the allowlist, naming it and what to do."""
     if qualified in _UNSUPPORTED:
         return CheckpointError(
-            f"the checkpoint holds {_UNSUPPORTED[qualified]} ({qualified}), which fw cannot read",
+            f"{UNNAMED} holds {_UNSUPPORTED[qualified]} ({qualified}), which fw cannot read",
             hint="in PyTorch, convert it to a plain dense CPU tensor (.dequantize(), "
             ".to_dense(), .cpu()) and save that")
     looks_like_a_model = qualified.startswith(("torch.nn.", "__main__."))
     return CheckpointError(
-        f"the checkpoint names the Python global {qualified}, which fw.load does not admit: "
+        f"{UNNAMED} names the Python global {qualified}, which fw.load does not admit: "
         "loading a pickled object runs code chosen by the file, so fw reads only tensors, "
         "OrderedDicts and plain values (what torch.load(weights_only=True) admits), even "
         "with weights_only=False",
