@@ -47,7 +47,7 @@ class Adadelta(Optimizer):
                  differentiable: bool = False):
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize,
-                    **implementation_flags(foreach, capturable, differentiable)}
+                    **implementation_flags(foreach, differentiable, capturable=capturable)}
         super().__init__(params, defaults)
 
     def _check(self, group):

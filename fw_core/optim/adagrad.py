@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..tensor_methods import bump_version
-from .optimizer import Optimizer, advance, check_number, step_state, zeros_state
+from .optimizer import (
+    Optimizer,
+    advance,
+    check_number,
+    implementation_flags,
+    step_state,
+    zeros_state,
+)
 
 
 class Adagrad(Optimizer):
@@ -26,6 +33,8 @@ class Adagrad(Optimizer):
         initial_accumulator_value: starting value of the sum :math:`s` (>= 0).
         eps: :math:`\epsilon` (>= 0), added to the denominator.
         maximize: ascend the objective instead of descending it.
+        foreach, differentiable, fused: accepted as PyTorch does and ignored: they pick
+            PyTorch's implementation, not the result.
 
     State per parameter (created with the optimizer, as in PyTorch): ``step`` and ``sum``.
     A parameter group may set its own ``initial_accumulator_value`` (PyTorch uses the
@@ -34,10 +43,12 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, *, maximize: bool = False):
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
-                    "maximize": maximize}
+                    "maximize": maximize,
+                    **implementation_flags(foreach, differentiable, fused=fused)}
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:

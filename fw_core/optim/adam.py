@@ -10,6 +10,7 @@ from .optimizer import (
     Optimizer,
     advance,
     check_moment_options,
+    implementation_flags,
     step_state,
     update_kernel,
     zeros_state,
@@ -41,6 +42,8 @@ class Adam(Optimizer):
         maximize: ascend the objective instead of descending it.
         decoupled_weight_decay: decay the weights directly (AdamW) instead of adding
             :math:`\lambda\theta` to the gradient.
+        foreach, capturable, differentiable, fused: accepted as PyTorch does and ignored: they
+            pick PyTorch's implementation, not the result.
 
     State per parameter: ``step`` (float32 0-d tensor), ``exp_avg``, ``exp_avg_sq`` and, with
     amsgrad, ``max_exp_avg_sq``.
@@ -50,11 +53,15 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize,
-                    "decoupled_weight_decay": decoupled_weight_decay}
+                    "decoupled_weight_decay": decoupled_weight_decay,
+                    **implementation_flags(foreach, differentiable, capturable=capturable,
+                                           fused=fused)}
         super().__init__(params, defaults)
 
     def _check(self, group):
@@ -96,9 +103,12 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                         foreach=foreach, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         super().load_state_dict(state_dict)

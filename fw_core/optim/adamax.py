@@ -50,7 +50,7 @@ class Adamax(Optimizer):
                  capturable: bool = False):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize,
-                    **implementation_flags(foreach, capturable, differentiable)}
+                    **implementation_flags(foreach, differentiable, capturable=capturable)}
         super().__init__(params, defaults)
 
     def _check(self, group):

@@ -57,7 +57,7 @@ class ASGD(Optimizer):
                  differentiable: bool = False, capturable: bool = False):
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
                     "weight_decay": weight_decay, "maximize": maximize,
-                    **implementation_flags(foreach, capturable, differentiable)}
+                    **implementation_flags(foreach, differentiable, capturable=capturable)}
         super().__init__(params, defaults)
 
     def _check(self, group):

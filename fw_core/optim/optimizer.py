@@ -272,7 +272,8 @@ class Optimizer:
                     f"{len(saved_group['params'])} in the state dict",
                     hint="build the model and optimizer exactly as when the state was saved",
                 )
-            missing = sorted(k for k in self.defaults if k not in saved_group)
+            missing = sorted(k for k in self.defaults
+                             if k not in saved_group and k not in IMPLEMENTATION_FLAGS)
             if missing:
                 raise StateDictError(
                     f"parameter group {i} of the state dict lacks {', '.join(missing)}, which "
@@ -295,6 +296,9 @@ class Optimizer:
         for group, saved_group in zip(self.param_groups, saved):
             restored = {k: v for k, v in saved_group.items() if k != "params"}
             restored["params"] = group["params"]
+            for flag in IMPLEMENTATION_FLAGS:
+                if flag in self.defaults:
+                    restored.setdefault(flag, self.defaults[flag])
             if "param_names" in group and "param_names" not in restored:
                 restored["param_names"] = group["param_names"]
             self._check(restored)
@@ -438,16 +442,18 @@ def add_quotient_(xp, data, numerator, denominator, value: float, tmp) -> None:
 
 
 # Flags torch.optim optimizers take that choose an implementation, not a result: a for-loop
-# or fused multi-tensor kernels (foreach), CUDA-graph-safe state (capturable), autograd
-# through the step (differentiable). fw's updates are in-place kernels whose results do not
-# depend on these, so the optimizers that take them record them in their groups (as PyTorch
-# does, so state dicts look alike) and ignore them.
-IMPLEMENTATION_FLAGS = ("foreach", "capturable", "differentiable")
+# or multi-tensor kernels (foreach), one fused kernel (fused), CUDA-graph-safe state
+# (capturable), autograd through the step (differentiable). fw's updates are in-place kernels
+# whose results do not depend on these, so the optimizers take the ones their PyTorch
+# namesakes take, record them in their groups (as PyTorch does, so state dicts look alike) and
+# ignore them. A state dict without them (saved before fw took them) still loads.
+IMPLEMENTATION_FLAGS = ("foreach", "fused", "capturable", "differentiable")
 
 
-def implementation_flags(foreach, capturable: bool, differentiable: bool) -> dict[str, Any]:
-    """The implementation flags as entries of an optimizer's defaults."""
-    return {"foreach": foreach, "capturable": capturable, "differentiable": differentiable}
+def implementation_flags(foreach, differentiable: bool, **more) -> dict[str, Any]:
+    """The implementation flags an optimizer takes, as entries of its defaults: ``foreach``,
+    ``differentiable`` and ``more`` (``capturable``, ``fused``) where PyTorch has them."""
+    return {"foreach": foreach, "differentiable": differentiable, **more}
 
 
 def _restore(value, param: Tensor, index, key, scalars=("step",)):

@@ -60,7 +60,7 @@ class RAdam(Optimizer):
                  capturable: bool = False, differentiable: bool = False):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize,
-                    **implementation_flags(foreach, capturable, differentiable)}
+                    **implementation_flags(foreach, differentiable, capturable=capturable)}
         super().__init__(params, defaults)
 
     def _check(self, group):

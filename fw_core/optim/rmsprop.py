@@ -9,6 +9,7 @@ from .optimizer import (
     Optimizer,
     advance,
     check_number,
+    implementation_flags,
     lerp_,
     second_moment_,
     step_state,
@@ -38,6 +39,8 @@ class RMSprop(Optimizer):
         centered: normalise by an estimate of the gradient's variance instead of its second
             moment.
         maximize: ascend the objective instead of descending it.
+        capturable, foreach, differentiable: accepted as PyTorch does and ignored: they pick
+            PyTorch's implementation, not the result.
 
     State per parameter: ``step``, ``square_avg``, and ``momentum_buffer`` (momentum > 0),
     ``grad_avg`` (centered).
@@ -45,9 +48,11 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, *, maximize: bool = False):
+                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False):
         defaults = {"lr": lr, "alpha": alpha, "eps": eps, "weight_decay": weight_decay,
-                    "momentum": momentum, "centered": centered, "maximize": maximize}
+                    "momentum": momentum, "centered": centered, "maximize": maximize,
+                    **implementation_flags(foreach, differentiable, capturable=capturable)}
         super().__init__(params, defaults)
 
     def _check(self, group):

@@ -51,7 +51,7 @@ class Rprop(Optimizer):
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False):
         defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "maximize": maximize,
-                    **implementation_flags(foreach, capturable, differentiable)}
+                    **implementation_flags(foreach, differentiable, capturable=capturable)}
         super().__init__(params, defaults)
 
     def _check(self, group):

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from ..ops.meta import describe
 from ..tensor_methods import bump_version
-from .optimizer import ArgumentError, Optimizer, check_number, copy_state
+from .optimizer import ArgumentError, Optimizer, check_number, copy_state, implementation_flags
 
 
 class SGD(Optimizer):
@@ -28,6 +28,8 @@ class SGD(Optimizer):
         weight_decay: L2 penalty :math:`\lambda` (>= 0), added to the gradient.
         nesterov: Nesterov momentum (needs momentum > 0 and dampening 0).
         maximize: ascend the objective instead of descending it.
+        foreach, differentiable, fused: accepted as PyTorch does and ignored: they pick
+            PyTorch's implementation, not the result.
 
     State per parameter: ``momentum_buffer`` (when momentum != 0).
 
@@ -37,9 +39,11 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-                 maximize: bool = False):
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None):
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    **implementation_flags(foreach, differentiable, fused=fused)}
         super().__init__(params, defaults)
 
     def _check(self, group):

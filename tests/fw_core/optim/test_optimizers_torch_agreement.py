@@ -2,12 +2,15 @@
 for step, for every option combination torch documents; the implementation flags torch takes
 (foreach, capturable, differentiable) are accepted and change nothing."""
 
+import inspect
+
 import numpy as np
 import pytest
 
 import fw_core as fw
 import fw_core.optim as optim
 from fw_core.optim import ArgumentError
+from fw_core.optim.optimizer import IMPLEMENTATION_FLAGS
 
 from .reference import (
     ADADELTA_CONFIGS,
@@ -50,14 +53,29 @@ def test_param_groups_with_their_own_options_match_torch(name):
     assert_matches_torch(name, {"lr": 0.01}, np.float64, groups=GROUPS[name])
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("name", [*CONFIGS, "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
 def test_implementation_flags_are_accepted_and_change_nothing(name):
-    pytest.importorskip("torch")
-    flags = {"foreach": True, "capturable": True, "differentiable": True}
-    mine = run(FwRun, name, flags, np.float64, 30)
-    theirs = run(TorchRun, name, {}, np.float64, 30)
+    """fw takes exactly the flags torch's class takes (foreach, fused, capturable,
+    differentiable), and with all of them set gives torch's plain for-loop result."""
+    torch = pytest.importorskip("torch")
+    torch_takes = inspect.signature(getattr(torch.optim, name)).parameters
+    fw_takes = inspect.signature(getattr(optim, name)).parameters
+    flags = {k: True for k in IMPLEMENTATION_FLAGS if k in torch_takes}
+    assert {k for k in IMPLEMENTATION_FLAGS if k in fw_takes} == set(flags)
+    mine = run(FwRun, name, {"lr": 0.01, **flags}, np.float64, 30)
+    theirs = run(TorchRun, name, {"lr": 0.01}, np.float64, 30)
     assert_same(mine.values(), theirs.values(), np.float64)
     assert all(mine.opt.param_groups[0][k] is True for k in flags)
+
+
+def test_a_state_dict_saved_without_the_flags_still_loads():
+    p = fw.zeros(2, requires_grad=True)
+    saved = optim.Adam([p], lr=0.1).state_dict()
+    for key in IMPLEMENTATION_FLAGS:
+        del saved["param_groups"][0][key]
+    opt = optim.Adam([p], lr=0.5)
+    opt.load_state_dict(saved)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["fused"] is None
 
 
 REFUSED = [  # (optimizer, arguments, what fw's message says): torch raises ValueError for each
