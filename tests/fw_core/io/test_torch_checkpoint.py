@@ -414,6 +414,22 @@ def test_an_unknown_global_is_refused_by_name(layout):
         loaded({"x": PlainObject()}, layout)
 
 
+def test_a_refused_global_is_never_imported(tmp_path, monkeypatch):
+    """The name is refused before it is looked up: a module that would leave a marker when
+    imported is not imported."""
+    marker = tmp_path / "imported"
+    (tmp_path / "leaves_a_marker.py").write_text(f"open({str(marker)!r}, 'w').close()\nx = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    legacy = io.BytesIO()
+    for part in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}):
+        pickle.dump(part, legacy, protocol=2)
+    legacy.write(b"\x80\x02cleaves_a_marker\nx\n.")        # GLOBAL leaves_a_marker.x
+    legacy.seek(0)
+    with pytest.raises(CheckpointError, match=r"global leaves_a_marker\.x"):
+        fw.load(legacy)
+    assert not marker.exists() and "leaves_a_marker" not in sys.modules
+
+
 def test_a_whole_pickled_model_is_refused_with_the_state_dict_fix():
     with pytest.raises(CheckpointError, match=r"torch\.nn\.modules\..*Linear") as error:
         loaded(torch.nn.Linear(2, 2), "zip")
