@@ -31,7 +31,10 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
            "huber_loss", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
            "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
-           "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           # activations composed of other ops
+           "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "logsigmoid", "normalize",
+           "prelu", "selu", "softshrink", "softsign", "tanhshrink", "threshold"]
 
 import warnings
 
@@ -69,6 +72,21 @@ from ..ops.loss_margin import (
 )
 from ..tensor import Tensor
 from ..tensor_methods import assign_
+from .activations_composed import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    logsigmoid,
+    normalize,
+    prelu,
+    selu,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 
 
 def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:

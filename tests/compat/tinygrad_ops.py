@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import functools
 import importlib.util
 import sys
 import traceback
@@ -141,6 +142,13 @@ def _on_fw(fn):
     """``fn`` with ``torch`` meaning fw_core and its closed-over torch values converted; a
     function of torch itself (``torch.abs``, ``torch.Tensor.abs``, ``F.relu``) becomes fw's of
     the same name."""
+    if isinstance(fn, functools.partial):
+        return functools.partial(_on_fw(fn.func), *_to_fw(fn.args),
+                                 **{k: _to_fw(v) for k, v in fn.keywords.items()})
+    if isinstance(fn, torch.nn.Module):  # a layer without weights: fw's, built alike
+        settings = {k: v for k, v in vars(fn).items() if not k.startswith("_") and
+                    k != "training"}
+        return getattr(fw.nn, type(fn).__name__)(**settings)
     if getattr(fn, "__objclass__", None) is torch._C.TensorBase:
         name = fn.__name__
         return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)

@@ -1,20 +1,7 @@
 """The layers, one file per family; ``fw.nn`` re-exports them all."""
 
-from .activation import (
-                         ELU,
-                         GELU,
-                         Hardtanh,
-                         LeakyReLU,
-                         LogSoftmax,
-                         Mish,
-                         ReLU,
-                         ReLU6,
-                         Sigmoid,
-                         SiLU,
-                         Softmax,
-                         Softplus,
-                         Tanh,
-)
+from .activation import *  # noqa: F403
+from .activation import __all__ as _activations
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
@@ -51,12 +38,10 @@ from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear",
-           "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "ELU", "Embedding", "Flatten",
-           "GELU", "GRU", "GroupNorm", "Hardtanh", "Identity", "LSTM", "LayerNorm", "LeakyReLU",
-           "Linear", "LogSoftmax", "MaxPool2d", "Mish", "ModuleDict", "ModuleList",
-           "MultiheadAttention", "RMSNorm", "RNN", "ReLU", "ReLU6", "Sequential", "SiLU",
-           "Sigmoid", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
-           "TransformerEncoderLayer", "Unflatten",
+           "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GRU",
+           "GroupNorm", "Identity", "LSTM", "LayerNorm", "Linear", "MaxPool2d", "ModuleDict",
+           "ModuleList", "MultiheadAttention", "RMSNorm", "RNN", "Sequential",
+           "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
            # losses
            "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",

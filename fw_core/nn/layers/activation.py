@@ -6,8 +6,10 @@ Each keeps its input's shape, ``(*) -> (*)``. ``inplace=True`` is accepted as in
 
 from __future__ import annotations
 
-__all__ = ["ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "Mish", "ReLU", "ReLU6", "SiLU",
-           "Sigmoid", "Softmax", "Softplus", "Tanh"]
+__all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+           "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU",
+           "SiLU", "Sigmoid", "Softmax", "Softplus", "Softshrink", "Softsign", "Tanh",
+           "Tanhshrink", "Threshold"]
 
 from ...ops.meta import argument_error
 from .. import functional as F
@@ -172,3 +174,135 @@ class LogSoftmax(Softmax):
 
     def forward(self, x):
         return F.log_softmax(x, self.dim)
+
+
+class Hardsigmoid(_Inplace):
+    """relu6(x + 3) / 6. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.hardsigmoid(x, self.inplace)
+
+
+class Hardswish(_Inplace):
+    """x * hardsigmoid(x). Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.hardswish(x, self.inplace)
+
+
+class SELU(_Inplace):
+    """scale * elu(x, alpha), self-normalising. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.selu(x, self.inplace)
+
+
+class CELU(Module):
+    """x for x > 0, ``alpha * (exp(x / alpha) - 1)`` otherwise. Shape: (*) -> (*)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, x):
+        return F.celu(x, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class _Elementwise(Module):
+    """An activation with no settings."""
+
+    function = None  # the functional form, set by each subclass
+
+    def forward(self, x):
+        return type(self).function(x)
+
+
+class Softsign(_Elementwise):
+    """x / (1 + |x|). Shape: (*) -> (*)."""
+
+    function = staticmethod(F.softsign)
+
+
+class LogSigmoid(_Elementwise):
+    """log(sigmoid(x)). Shape: (*) -> (*)."""
+
+    function = staticmethod(F.logsigmoid)
+
+
+class Tanhshrink(_Elementwise):
+    """x - tanh(x). Shape: (*) -> (*)."""
+
+    function = staticmethod(F.tanhshrink)
+
+
+class Softshrink(Module):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between. Shape: (*) -> (*)."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, x):
+        return F.softshrink(x, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    """x where |x| > lambd, 0 elsewhere. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.hardshrink(x, self.lambd)
+
+
+class Threshold(Module):
+    """x where x > threshold, ``value`` elsewhere. Shape: (*) -> (*)."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    """a * sigmoid(b) over the halves of ``dim``. Shape: (*, 2n, *) -> (*, n, *)."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x for x >= 0, ``weight * x`` otherwise, with a learned slope (one, or one per channel:
+    ``num_parameters``), initialised to ``init``. Shape: (N, C, *) -> (N, C, *)."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        from ...ops.creation import full
+        from ..parameter import Parameter
+
+        # not kept as an attribute (PyTorch's name): fw's Module.num_parameters() counts the
+        # slopes, which is the same number
+        self.weight = Parameter(full((num_parameters,), init, dtype=dtype, device=device))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.weight.numel()}"
