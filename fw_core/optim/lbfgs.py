@@ -42,8 +42,8 @@ class LBFGS(Optimizer):
             :meth:`step` without a closure.
 
     The state (search direction, history, step count) lives under the first parameter, as in
-    PyTorch. Under ``fw.compile`` the whole step, closure calls included, replays as one host
-    step.
+    PyTorch. A compiled function that calls :meth:`step` runs eagerly (the reason is in its
+    ``explain()``): the closure runs a data-dependent number of times.
 
     >>> opt = fw.optim.LBFGS(model.parameters(), line_search_fn="strong_wolfe")
     >>> def closure():
@@ -92,9 +92,18 @@ class LBFGS(Optimizer):
                                 hint="def closure(): opt.zero_grad(); loss = ...; "
                                 "loss.backward(); return loss  — then opt.step(closure)")
         tracer = _grad_state.tracer
-        if tracer is not None:  # fw.compile: the iterations replay as one host step
-            return tracer.host_effect("LBFGS.step()", lambda: self._iterate(closure))
-        return self._iterate(closure)
+        if tracer is None:
+            return self._iterate(closure)
+        # fw.compile: how often the closure runs depends on the data, and a replayed step would
+        # call the closure of the traced call (its inputs); so the call runs eagerly
+        tracer.fail("LBFGS.step(closure) evaluates the closure a data-dependent number of "
+                    "times", "call opt.step(closure) outside the compiled function, and "
+                    "compile the model (or the closure's loss) instead")
+        _grad_state.tracer = None
+        try:
+            return self._iterate(closure)
+        finally:
+            _grad_state.tracer = tracer
 
     # -- the flat view of the parameters -------------------------------------------------------
     def _xp(self):

@@ -140,3 +140,34 @@ def test_bad_arguments_are_refused_with_a_fix(build, match):
     with pytest.raises(ArgumentError, match=match) as err:
         build(params)
     assert "fix:" in str(err.value)
+
+
+def test_a_compiled_function_calling_step_runs_eagerly_and_right():
+    """A replayed L-BFGS step would re-run the traced call's closure (its old inputs): the
+    compiled function falls back to eager, says why, and leaves eager's weights."""
+    def make():
+        fw.manual_seed(0)
+        model = fw.nn.Linear(3, 1)
+        opt = optim.LBFGS(model.parameters(), max_iter=5)
+
+        def step(x, y):
+            def closure():
+                opt.zero_grad()
+                loss = fw.mse_loss(model(x), y)
+                loss.backward()
+                return loss
+            opt.step(closure)
+        return model, step
+
+    (model, step), (twin, eager) = make(), make()
+    compiled = fw.compile(step)
+    for t in range(5):
+        rng = np.random.default_rng(t)
+        x = fw.tensor(rng.standard_normal((8, 3)).astype(np.float32))
+        y = fw.tensor(rng.standard_normal((8, 1)).astype(np.float32))
+        compiled(x, y)
+        eager(x, y)
+    for (key, a), b in zip(model.state_dict().items(), twin.state_dict().values()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=key)
+    assert compiled.counts["plan_calls"] == 0
+    assert "LBFGS.step(closure) evaluates the closure" in compiled.explain()
