@@ -122,7 +122,7 @@ def _opened(f):
     path = Path(f)
     _check_exists(path)
     try:
-        file = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the yield
+        file = open(path, "rb")  # closed by the with below, after the caller's block
     except OSError as exc:
         raise CheckpointError(f"cannot read {path}: {exc.strerror or exc}",
                               hint="check the path and its permissions") from exc

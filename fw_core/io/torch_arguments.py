@@ -7,7 +7,8 @@ meet and refuses, with what to do, each one it cannot:
   ``pickle_protocol`` and ``_use_new_zipfile_serialization=True`` (the format of the pickle torch
   would write) change nothing and are accepted; ``pickle_module`` is accepted only as the
   standard :mod:`pickle` (torch's default); ``_use_new_zipfile_serialization=False`` asks for
-  a file an old PyTorch reads, which fw does not write, and is refused.
+  a file an old PyTorch reads, which fw does not write, and is refused;
+  ``_disable_byteorder_record`` is accepted (fw's files are always little-endian).
 - ``fw.load`` unpickles only through its restricted unpickler: ``pickle_module`` is accepted
   only as :mod:`pickle`; ``weights_only`` is accepted either way, and ``False`` does not make
   fw run code from a file; ``mmap`` is accepted (the file is read into memory either way); of

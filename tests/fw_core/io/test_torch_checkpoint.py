@@ -374,6 +374,10 @@ def test_fw_save_takes_torch_save_arguments_and_file_objects(tmp_path):
     for source in (tmp_path / "a.pt", buffer):
         out = fw.load(source, map_location="cpu")
         assert out["step"] == 2 and out["w"].numpy().tolist() == [0, 1, 2, 3]
+    untouched = io.BytesIO()
+    with pytest.raises(CheckpointError, match="cannot store a function"):
+        fw.save({"schedule": lambda epoch: 0.1}, untouched)
+    assert untouched.getvalue() == b""
     with pytest.raises(UnsupportedError, match="legacy file format"):
         fw.save(state, tmp_path / "b.pt", _use_new_zipfile_serialization=False)
     with pytest.raises(UnsupportedError, match="pickle_module"):
