@@ -158,10 +158,14 @@ class Distribution:
         ok = constraint.check(values)
         if not np.all(ok):
             name = type(self).__name__
-            bad = values[..., ~ok] if constraint.event_dim == 0 and values.ndim else values
+            if constraint.event_dim == 0 and values.ndim:
+                got = (f"{_show(values[~ok])} (the invalid entries of a tensor of shape "
+                       f"{values.shape})")
+            else:
+                got = f"{_show(values)} (shape {values.shape})"
             raise ArgumentError(
-                f"{what} must be {constraint.describe}, got {_show(bad)} (shape "
-                f"{tuple(values.shape)})", op=name, inputs=repr(self._describe_params()),
+                f"{what} must be {constraint.describe}, got {got}", op=name,
+                inputs=self._describe_params(),
                 hint=f"pass {what.removeprefix('parameter ')} {constraint.describe}, or "
                      f"validate_args=False to skip the check")
 
