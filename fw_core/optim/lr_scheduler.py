@@ -200,6 +200,10 @@ class LRScheduler:
                                             if k not in self._not_saved}))
 
 
+class _LRScheduler(LRScheduler):
+    """PyTorch's former name of :class:`LRScheduler`, which older custom schedulers subclass."""
+
+
 class _FactorFunctionsLR(LRScheduler):
     """What LambdaLR and MultiplicativeLR share: one factor function per group, whose state is
     saved only for callable objects (not functions or lambdas), as in PyTorch."""

@@ -369,3 +369,23 @@ def test_callable_object_state_is_saved_functions_are_not():
     fresh = sched.MultiplicativeLR(_optimizer(optim), [Factor(), lambda e: 0.5])
     fresh.load_state_dict(saved)
     assert fresh.lr_lambdas[0].rate == 0.7
+
+
+@pytest.mark.parametrize("base", ["LRScheduler", "_LRScheduler"])
+def test_a_custom_scheduler_subclass_runs_as_in_torch(base):
+    """User code subclasses LRScheduler (or its old name _LRScheduler) and writes get_lr."""
+    histories = []
+    for lib in (optim, torch.optim):
+        class Halving(getattr(lib.lr_scheduler, base)):
+            def get_lr(self):
+                return [lr * 0.5 ** (self.last_epoch // 3) for lr in self.base_lrs]
+
+        opt = _optimizer(lib)
+        scheduler = Halving(opt)
+        lrs = []
+        for _ in range(10):
+            opt.step()
+            scheduler.step()
+            lrs.append(scheduler.get_last_lr())
+        histories.append(lrs)
+    assert histories[0] == histories[1]
