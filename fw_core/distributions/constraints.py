@@ -57,12 +57,10 @@ def _is_positive_definite(v):
 
 
 real = Constraint("real (not NaN)", lambda v: v == v)
-finite_real = Constraint("finite", np.isfinite)
 positive = Constraint("positive (> 0)", lambda v: v > 0)
 unit_interval = Constraint("in [0, 1]", lambda v: (v >= 0) & (v <= 1))
-open_unit_interval = Constraint("in (0, 1)", lambda v: (v > 0) & (v < 1))
 boolean = Constraint("0 or 1", lambda v: (v == 0) | (v == 1))
-nonnegative_integer = Constraint("an integer >= 0", lambda v: (v >= 0) & (v == np.floor(v)))
+nonnegative = Constraint("nonnegative (>= 0)", lambda v: v >= 0)
 simplex = _EventConstraint("a probability vector (>= 0, summing to 1 over the last dim)",
                            _is_simplex, 1)
 positive_vector = _EventConstraint("positive (> 0) in every entry",

@@ -70,7 +70,7 @@ class Gamma(Distribution):
     """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
-    support = constraints.Constraint("nonnegative (>= 0)", lambda v: v >= 0)
+    support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args: bool | None = None):
