@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd import is_grad_enabled
 from ..ops.creation import as_tensor
 from ..ops.elementwise import digamma, lgamma, log, where
 from ..random import default_generator
@@ -24,13 +25,13 @@ from .distribution import Distribution, broadcast_all
 def standard_gamma(concentration: Tensor) -> Tensor:
     """One Gamma(concentration, 1) draw per element, from fw's generator, clamped to the
     smallest positive float (as PyTorch clamps). Differentiable in ``concentration`` by the
-    implicit gradient above, to first order (PyTorch's ``_standard_gamma_grad`` is not
-    differentiable either)."""
+    implicit gradient above, to first order only: a second derivative through the draw is 0
+    (PyTorch's ``_standard_gamma_grad`` has none and refuses one)."""
     dtype = concentration.dtype.numpy
     alpha = concentration.detach().numpy().astype(np.float64)
     draw = np.maximum(default_generator.numpy.standard_gamma(alpha), np.finfo(dtype).tiny)
     sample = as_tensor(draw.astype(dtype), device=concentration.device)
-    if not concentration.requires_grad:
+    if not (concentration.requires_grad and is_grad_enabled()):
         return sample
     slope = as_tensor(standard_gamma_grad(draw, alpha).astype(dtype), device=concentration.device)
     # value: the draw exactly (the difference is 0); gradient w.r.t. concentration: slope
