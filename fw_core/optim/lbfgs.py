@@ -66,7 +66,11 @@ class LBFGS(Optimizer):
                 f"L-BFGS takes one parameter group, got {len(self.param_groups)}", op="LBFGS",
                 inputs=describe(groups=len(self.param_groups)),
                 hint="pass all parameters as one list: LBFGS(model.parameters())")
-        self._params = self.param_groups[0]["params"]
+
+    @property
+    def _params(self) -> list[Tensor]:
+        """The parameters, in the order of the flat vectors (the one group's)."""
+        return self.param_groups[0]["params"]
 
     def _check(self, group):
         check_number(self, group, "lr", hint="a learning rate is >= 0, usually 1")

@@ -6,6 +6,7 @@ The closures compute loss and gradient in NumPy and hand both frameworks the sam
 difference is the optimizer's own arithmetic."""
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -181,3 +182,20 @@ def test_a_compiled_function_calling_step_runs_eagerly_and_right():
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=key)
     assert compiled.counts["plan_calls"] == 0
     assert "LBFGS.step(closure) evaluates the closure" in compiled.explain()
+
+
+def test_a_pickled_optimizer_keeps_stepping():
+    _, opt, params, closure = _iterates(fw, "logistic", OPTIONS["defaults"], steps=2)
+    copy_of = pickle.loads(pickle.dumps((opt, params)))
+    opt.step(closure)
+    twin, twin_params = copy_of
+
+    def twin_closure():
+        loss, grads = _logistic([p.detach().numpy() for p in twin_params])
+        for p, g in zip(twin_params, grads):
+            p.grad = fw.tensor(g)
+        return fw.tensor(loss)
+
+    twin.step(twin_closure)
+    for a, b in zip(params, twin_params):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
