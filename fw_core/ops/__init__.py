@@ -8,6 +8,7 @@ reduction, shape, indexing, linalg, conv, nn, attention, rnn, loss, optim.
 from . import (
     attention,
     broadcast,
+    composed,
     conv,
     creation,
     elementwise,
@@ -25,7 +26,7 @@ from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, nn, attention, rnn, loss, optim)
+            conv, nn, attention, rnn, loss, optim, composed)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]
