@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 from ..autograd import no_grad
-from ..ops.creation import rand
-from ..ops.elementwise import sigmoid, softplus
+from ..ops.creation import arange, rand
+from ..ops.elementwise import sigmoid, softplus, where
 from . import constraints
 from ._probs import given_one, probs_to_logits
 from .distribution import Distribution, broadcast_all
@@ -38,6 +39,15 @@ class Bernoulli(Distribution):
     @property
     def mean(self):
         return self.probs
+
+    @property
+    def mode(self):
+        """1 where probs > 1/2, 0 where below, NaN at exactly 1/2 (as PyTorch)."""
+        return where(self.probs == 0.5, math.nan, (self.probs > 0.5).to(self.probs.dtype))
+
+    def enumerate_support(self, expand: bool = True):
+        return self._enumerate(arange(2, dtype=self.probs.dtype, device=self.probs.device),
+                               expand)
 
     @property
     def variance(self):

@@ -9,12 +9,12 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..errors import ArgumentError
-from ..ops.creation import full, rand
+from ..ops.creation import arange, full, rand
 from ..ops.elementwise import clamp, minimum
 from ..ops.indexing import gather
 from ..ops.meta import broadcast_shapes
 from ..ops.nn import softmax
-from ..ops.reduction import cumsum, logsumexp
+from ..ops.reduction import argmax, cumsum, logsumexp
 from . import constraints
 from ._probs import given_one, probs_to_logits
 from .distribution import Distribution, broadcast_all
@@ -63,6 +63,13 @@ class Categorical(Distribution):
     def mean(self):
         """NaN, as in PyTorch: category indices have no meaningful mean."""
         return full(self._batch_shape, math.nan, dtype=self.probs.dtype)
+
+    @property
+    def mode(self):
+        return argmax(self.probs, -1)
+
+    def enumerate_support(self, expand: bool = True):
+        return self._enumerate(arange(self._num_events, device=self.probs.device), expand)
 
     @property
     def variance(self):

@@ -121,6 +121,26 @@ class Distribution:
         raise self._missing("variance")
 
     @property
+    def mode(self) -> Tensor:
+        raise self._missing("mode")
+
+    def cdf(self, value) -> Tensor:
+        raise self._missing("cdf")
+
+    def icdf(self, value) -> Tensor:
+        raise self._missing("icdf")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        raise self._missing("enumerate_support")
+
+    def _enumerate(self, values: Tensor, expand: bool) -> Tensor:
+        """``values`` (one per outcome) laid along a new first dim before the batch dims, as
+        PyTorch's ``enumerate_support`` returns them: (outcomes,) + batch_shape when
+        ``expand``, else (outcomes,) + (1,) * len(batch_shape)."""
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+    @property
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd import is_grad_enabled
 from ..ops.creation import as_tensor
-from ..ops.elementwise import digamma, lgamma, log, where
+from ..ops.elementwise import clamp, digamma, lgamma, log, where
 from ..random import default_generator
 from ..tensor import Tensor
 from . import constraints
@@ -81,6 +81,10 @@ class Gamma(Distribution):
     @property
     def mean(self):
         return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return clamp((self.concentration - 1) / self.rate, min=0.0)
 
     @property
     def variance(self):

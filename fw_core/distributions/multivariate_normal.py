@@ -98,6 +98,10 @@ class MultivariateNormal(Distribution):
         return self.loc
 
     @property
+    def mode(self):
+        return self.loc
+
+    @property
     def variance(self):
         tril = self._unbroadcasted_scale_tril
         return (tril * tril).sum(-1).expand(self._batch_shape + self._event_shape)

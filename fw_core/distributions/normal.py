@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..ops.creation import randn
-from ..ops.elementwise import log
+from ..ops.elementwise import erf, log
 from . import constraints
 from .distribution import Distribution, broadcast_all
 
@@ -29,6 +29,14 @@ class Normal(Distribution):
     @property
     def mean(self):
         return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    def cdf(self, value):
+        value = self._value(value)
+        return (erf((value - self.loc) / (self.scale * math.sqrt(2))) + 1) * 0.5
 
     @property
     def stddev(self):

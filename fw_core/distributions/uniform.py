@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from ..ops.creation import rand
-from ..ops.elementwise import log, logical_and
+from ..ops.elementwise import clamp, log, logical_and
 from . import constraints
 from .distribution import Distribution, broadcast_all
 
@@ -35,6 +37,18 @@ class Uniform(Distribution):
     @property
     def mean(self):
         return (self.low + self.high) * 0.5
+
+    @property
+    def mode(self):
+        """NaN, as in PyTorch: every point of the interval is a mode."""
+        return self.low * math.nan
+
+    def cdf(self, value):
+        value = self._value(value)
+        return clamp((value - self.low) / (self.high - self.low), min=0.0, max=1.0)
+
+    def icdf(self, value):
+        return self.low + value * (self.high - self.low)
 
     @property
     def variance(self):

@@ -110,3 +110,39 @@ def test_log_prob_gradients_match_torch(name):
         grads[label] = [t.grad for t in leaves]
     for ours, theirs in zip(grads["fw"], grads["torch"]):
         _close(ours, theirs)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not n.startswith(("beta", "dirichlet"))])
+def test_mode_matches_torch(name):
+    ours, theirs = both(BY_NAME[name][0])
+    np.testing.assert_allclose(ours.mode.numpy(), theirs.mode.numpy(), rtol=1e-6, atol=1e-6)
+    assert ours.mode.shape == tuple(theirs.mode.shape)
+
+
+def test_bernoulli_mode_is_nan_at_one_half_and_uniform_everywhere_as_torch():
+    for build in (lambda D, t: D.Bernoulli(probs=t([0.2, 0.5, 0.7])),
+                  lambda D, t: D.Uniform(t([0.0, 1.0]), t([2.0, 3.0]))):
+        ours, theirs = both(build)
+        np.testing.assert_array_equal(ours.mode.numpy(), theirs.mode.numpy())
+
+
+@pytest.mark.parametrize("name", ["normal", "normal_broadcast", "uniform"])
+def test_cdf_matches_torch(name):
+    build, value = BY_NAME[name]
+    ours, theirs = both(build)
+    _close(ours.cdf(fw_tensor(value)), theirs.cdf(torch_tensor(value)))
+
+
+def test_uniform_icdf_matches_torch():
+    ours, theirs = both(BY_NAME["uniform"][0])
+    _close(ours.icdf(fw_tensor([0.1, 0.75])), theirs.icdf(torch_tensor([0.1, 0.75])))
+
+
+@pytest.mark.parametrize("name", ["bernoulli_probs", "categorical_logits"])
+@pytest.mark.parametrize("expand", [True, False])
+def test_enumerate_support_matches_torch(name, expand):
+    ours, theirs = both(BY_NAME[name][0])
+    got, want = ours.enumerate_support(expand), theirs.enumerate_support(expand)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    _close(ours.log_prob(got), theirs.log_prob(want))
