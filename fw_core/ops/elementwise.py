@@ -488,8 +488,28 @@ sin, cos, tanh, sigmoid, erf, relu, silu, mish, floor, ceil, round = map(_unary_
     SIN, COS, TANH, SIGMOID, ERF, RELU, SILU, MISH, FLOOR, CEIL, ROUND))
 isnan, isinf, logical_not, lgamma, digamma = map(_unary_fn, (
     ISNAN, ISINF, LOGICAL_NOT, LGAMMA, DIGAMMA))
-add, sub, mul, div, pow, maximum, minimum, remainder, floor_divide = map(_binary_fn, (
+add, sub, mul, true_div, pow, maximum, minimum, remainder, floor_divide = map(_binary_fn, (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, REMAINDER, FLOOR_DIVIDE))
+
+
+def div(a, b, *, rounding_mode: str | None = None):
+    """a / b: true division (integers give float32), or with ``rounding_mode`` the quotient
+    rounded toward zero (``"trunc"``) or down (``"floor"``, Python's //), in the operands'
+    promoted dtype; a rounded quotient has no gradient, as in PyTorch.
+
+    Contract: ``fw.ops.get('div')`` (``floor_divide`` for the rounded forms)."""
+    if rounding_mode is None:
+        return true_div(a, b)
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode == "trunc":
+        down = floor_divide(a, b)
+        # the floor is one below the truncation where the division is inexact and negative
+        negative = lt(true_div(a, b), 0)
+        return where(logical_and(ne(remainder(a, b), 0), negative), down + 1, down)
+    raise argument_error("div", f"rounding_mode must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}", "pass rounding_mode='trunc' or 'floor'",
+                         values=tuple(v for v in (a, b) if hasattr(v, "_data")))
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
     EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
 #: ops called through apply_binary (their operands are promoted, Python scalars stay weak)
@@ -594,7 +614,7 @@ METHODS = {name: globals()[name] for name in __all__ if name not in ("where",)}
 METHODS.update({
     "__neg__": neg, "__abs__": abs, "__add__": add, "__radd__": _reflected(add),
     "__sub__": sub, "__rsub__": _reflected(sub), "__mul__": mul, "__rmul__": _reflected(mul),
-    "__truediv__": div, "__rtruediv__": _reflected(div), "__pow__": pow,
+    "__truediv__": true_div, "__rtruediv__": _reflected(true_div), "__pow__": pow,
     "__rpow__": _reflected(pow), "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide), "__eq__": eq,
     "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
@@ -603,7 +623,7 @@ METHODS.update({
     "__rxor__": _reflected(bitwise_xor), "__lshift__": bitwise_left_shift,
     "__rlshift__": _reflected(bitwise_left_shift), "__rshift__": bitwise_right_shift,
     "__rrshift__": _reflected(bitwise_right_shift), "__invert__": bitwise_not, "clip": clamp,
-    "true_divide": div, "multiply": mul,
+    "true_divide": true_div, "divide": div, "multiply": mul,
     "subtract": sub, "where": lambda self, condition, other: where(condition, self, other),
     "polygamma": lambda self, n: polygamma(n, self),
 })

@@ -81,3 +81,18 @@ def test_bitwise_ops_refuse_floats_as_torch_does():
     assert (fw.tensor([True]) << 1).tolist() == (torch.tensor([True]) << 1).tolist() == [2]
     with pytest.raises(RuntimeError):
         ~fw.ones(2)
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_div_rounds_as_torch_does(mode):
+    ints = [np.array([7, -7, 7, -7, 0, 6]), np.array([2, 2, -2, -2, 3, -3])]
+    floats = [np.array([7.5, -7.5, 0.5, -0.25]), np.array([2.0, 2.0, -2.0, 0.5])]
+    for a, b in (ints, floats):
+        ours = fw.div(fw.tensor(a), fw.tensor(b), rounding_mode=mode)
+        theirs = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode=mode)
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert fw.tensor([7.5]).div(2.0, rounding_mode=mode).tolist() == \
+        torch.tensor([7.5]).div(2.0, rounding_mode=mode).tolist()
+    with pytest.raises(ArgumentError, match="rounding_mode must be None, 'trunc' or 'floor'"):
+        fw.div(fw.ones(2), 2, rounding_mode="round")
