@@ -48,11 +48,13 @@ from .ops.reduction import *  # noqa: E402,F403
 from .ops.shape import *  # noqa: E402,F403
 from .ops.transcendental import *  # noqa: E402,F403
 from .ops.composed import *  # noqa: E402,F403
+from .ops.sorting import *  # noqa: E402,F403
 from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401
 from . import nn, training  # noqa: E402
 from . import io  # noqa: E402
+from . import distributions  # noqa: E402
 from .io import load, save, serializable  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
 from . import memory, scheduler, threads  # noqa: E402

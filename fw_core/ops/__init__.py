@@ -2,7 +2,7 @@
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
 Families: creation, elementwise (with transcendental, its further functions), broadcast,
-reduction, shape, indexing, linalg, conv, nn, attention, rnn, loss, optim.
+reduction, shape, indexing, sorting, linalg, conv, nn, attention, rnn, loss, optim.
 """
 
 from . import (
@@ -20,13 +20,14 @@ from . import (
     reduction,
     rnn,
     shape,
+    sorting,
     transcendental,
 )
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, nn, attention, rnn, loss, optim, composed)
+            conv, nn, attention, rnn, loss, optim, composed, sorting)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

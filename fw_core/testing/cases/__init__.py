@@ -1,8 +1,20 @@
 """fw's op cases by family (each module exports ``CASES``; ``ALL`` joins them): the conformance
 suite every device runs (see docs/plugins.md)."""
 
-from . import conv, creation, elementwise, linalg, loss, nn, reduction, rnn, shape, transcendental
+from . import (
+    conv,
+    creation,
+    elementwise,
+    linalg,
+    loss,
+    nn,
+    reduction,
+    rnn,
+    shape,
+    sorting,
+    transcendental,
+)
 
-ALL = [c for family in (creation, elementwise, transcendental, reduction, shape, linalg, conv, nn,
-                        rnn, loss)
+ALL = [c for family in (creation, elementwise, transcendental, reduction, shape, sorting, linalg,
+                        conv, nn, rnn, loss)
        for c in family.CASES]

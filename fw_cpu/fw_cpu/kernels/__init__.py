@@ -8,9 +8,21 @@ on CUDA). A device plugin for another NumPy-like namespace reuses them by callin
 
 from __future__ import annotations
 
-from . import conv, creation, elementwise, linalg, loss, nn, optim, reduction, rnn, shape
+from . import (
+    conv,
+    creation,
+    elementwise,
+    linalg,
+    loss,
+    nn,
+    optim,
+    reduction,
+    rnn,
+    shape,
+    sorting,
+)
 
-FAMILIES = (creation, elementwise, reduction, shape, linalg, conv, nn, rnn, loss, optim)
+FAMILIES = (creation, elementwise, reduction, shape, sorting, linalg, conv, nn, rnn, loss, optim)
 
 
 def all_kernels(xp, special) -> dict:
