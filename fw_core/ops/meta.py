@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .._state import state
 from ..device import Device
-from ..errors import ArgumentError, DTypeError, FwError, ShapeError
+from ..errors import ArgumentError, DTypeError, FwError, IndexOutOfRangeError, ShapeError
 from ..records import TensorSpec
 
 
@@ -60,14 +60,16 @@ def promote(*items, float_result: bool = False) -> _dt.DType:
 
 
 def normalize_dim(dim: int, ndim: int, op: str | None = None) -> int:
-    """``dim`` as a non-negative axis of an ``ndim``-dimensional tensor, or a ShapeError."""
+    """``dim`` as a non-negative axis of an ``ndim``-dimensional tensor; a ShapeError for a
+    dim that is not an int, an IndexOutOfRangeError (a ShapeError and an IndexError) for one out
+    of range."""
     bound = max(ndim, 1)
     if dim.__class__ is not int and not isinstance(dim, numbers.Integral):
         raise ShapeError(f"dim must be an int, got {type(dim).__name__} {dim!r}", op=op,
                          hint=f"pass one dimension as an int in [{-bound}, {bound - 1}], e.g. "
                          "dim=-1 for the last")
-    if not -bound <= dim < bound:
-        raise ShapeError(
+    if not -bound <= dim < bound:  # an IndexError too, as PyTorch raises
+        raise IndexOutOfRangeError(
             f"dimension {dim} is out of range for a {ndim}-d tensor",
             op=op, hint=f"use a dimension in [{-bound}, {bound - 1}]",
         )

@@ -153,14 +153,23 @@ def _on_fw(fn):
         name = fn.__name__
         return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
     if not hasattr(fn, "__globals__") or (fn.__module__ or "").startswith("torch"):
-        module = (fn.__module__ or "torch").replace("torch", "fw_core", 1)
-        return getattr(sys.modules.get(module, fw), fn.__name__)
+        return _fw_named_like(fn)
     globals_ = dict(fn.__globals__, torch=fw)
     cells = None
     if fn.__closure__:
         cells = tuple(types.CellType(_to_fw(c.cell_contents)) if _filled(c) else c
                       for c in fn.__closure__)
     return types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__, cells)
+
+
+def _fw_named_like(fn):
+    """fw's function under the public torch name that ``fn`` is (``F.logsigmoid`` is
+    ``torch._C._nn.log_sigmoid``: fw's ``nn.functional.logsigmoid``)."""
+    for theirs, ours in ((torch.nn.functional, fw.nn.functional), (torch, fw)):
+        for name, value in vars(theirs).items():
+            if value is fn and not name.startswith("_"):
+                return getattr(ours, name)
+    return getattr(fw, fn.__name__)
 
 
 def _filled(cell) -> bool:

@@ -64,7 +64,10 @@ def test_where_condition_must_be_bool():
     lambda lib: lib.ones(3)[5],
     lambda lib: lib.cat([lib.ones(2, 3), lib.ones(3, 2)]),
     lambda lib: lib.where(lib.ones(2), lib.ones(2), lib.ones(2)),
-], ids=["add", "matmul", "reshape", "index", "cat", "where-condition"])
+    lambda lib: lib.ones(2, 3).sum(5),
+    lambda lib: lib.ones(2, 3).squeeze(-4),
+], ids=["add", "matmul", "reshape", "index", "cat", "where-condition", "dim-range",
+        "squeeze-dim-range"])
 def test_an_error_is_caught_by_the_except_clause_written_for_torch(case):
     torch = pytest.importorskip("torch")
     with pytest.raises(Exception) as theirs:

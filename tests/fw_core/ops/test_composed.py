@@ -68,7 +68,7 @@ def test_lerp_matches_torch():
 
 @pytest.mark.parametrize("name", ["std_mean", "var_mean"])
 @pytest.mark.parametrize("kwargs", [{}, {"dim": 1}, {"dim": 0, "keepdim": True},
-                                    {"dim": 1, "correction": 0}])
+                                    {"dim": 1, "correction": 0}, {"axis": 1, "keepdims": True}])
 def test_spread_and_mean_together_match_torch(name, kwargs):
     values = np.random.default_rng(3).standard_normal((3, 5))
     ours = getattr(fw, name)(fw.tensor(values), **kwargs)
