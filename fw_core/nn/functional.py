@@ -26,7 +26,7 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "group_norm", "hardtanh", "interpolate", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
            "one_hot", "pad", "relu", "relu6", "rms_norm", "scaled_dot_product_attention",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh",
            # losses composed of other ops
            "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
            "huber_loss", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
@@ -165,6 +165,13 @@ def softmax(input: Tensor, dim: int | None = None, *, dtype=None) -> Tensor:
     if dim is None:
         dim = _legacy_softmax_dim("softmax", input.ndim)
     return _nn.softmax(input, dim, dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, *, dtype=None) -> Tensor:
+    """softmax(-x) along ``dim``: the smallest entries get the largest probabilities."""
+    if dim is None:
+        dim = _legacy_softmax_dim("softmin", input.ndim)
+    return _nn.softmax(-input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, *, dtype=None) -> Tensor:

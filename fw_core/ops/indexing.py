@@ -18,7 +18,14 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
-from ..errors import DTypeError, FwError, IndexOutOfRangeError, ShapeError, UnsupportedError
+from ..errors import (
+    ArgumentError,
+    DTypeError,
+    FwError,
+    IndexOutOfRangeError,
+    ShapeError,
+    UnsupportedError,
+)
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
@@ -390,14 +397,46 @@ def _src(x: Tensor, index: Tensor, src) -> Tensor:
     return full(index.shape, src, dtype=x.dtype, device=x.device)
 
 
-def scatter(x: Tensor, dim: int, index: Tensor, src) -> Tensor:
-    """A copy of ``x`` with ``src`` (a tensor, or one number) written at ``index`` along
-    ``dim``: for dim=0, ``out[index[i][j]][j] = src[i][j]``. Out of place (see ``scatter_``)."""
+def scatter(x: Tensor, dim: int, index: Tensor, src=None, *, value=None,
+            reduce: str | None = None) -> Tensor:
+    """A copy of ``x`` with ``src`` (a tensor, or one number; or the number ``value``) written
+    at ``index`` along ``dim``: for dim=0, ``out[index[i][j]][j] = src[i][j]``. Out of place
+    (see ``scatter_``).
+
+    ``reduce="add"`` adds instead of writing (``scatter_add``); ``reduce="multiply"``
+    multiplies by a number once per time ``index`` names an element (PyTorch's older form of
+    ``scatter_reduce``; a tensor ``src`` is not supported for it)."""
+    if (src is None) == (value is None):
+        raise located(ArgumentError("give src or value (exactly one)", op="scatter",
+                                    hint="x.scatter(dim, index, src) or "
+                                    "x.scatter(dim, index, value=1.0)"), None, (x, index))
+    src = value if src is None else src
+    if reduce is not None:
+        return _scatter_reduced(x, dim, index, src, reduce)
     try:
         dim = normalize_dim(dim, x._data.ndim, "scatter")
         return _checked(SCATTER, (x, index, _src(x, index, src)), {"dim": dim})
     except FwError as err:
         raise located(err, "scatter", (x, index, src), dim=dim) from None
+
+
+def _scatter_reduced(x, dim, index, src, reduce):
+    if reduce == "add":
+        if not isinstance(src, Tensor):
+            src = full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
+        return scatter_add(x, dim, index, src)
+    if reduce == "multiply" and not isinstance(src, Tensor):
+        ones = full(tuple(index.shape), 1, dtype=x.dtype, device=x.device)
+        times = scatter_add(zeros(*x.shape, dtype=x.dtype, device=x.device), dim, index, ones)
+        return x * src ** times
+    if reduce == "multiply":
+        raise located(UnsupportedError(
+            "scatter with reduce='multiply' and a tensor src is not supported", op="scatter",
+            hint="multiply by a number (value=...), or compute the products per target first"),
+            None, (x, index, src))
+    raise located(ArgumentError(f"reduce must be 'add' or 'multiply', got {reduce!r}",
+                                op="scatter", hint="pass reduce='add' or reduce='multiply'"),
+                  None, (x, index))
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
            "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU",
-           "SiLU", "Sigmoid", "Softmax", "Softplus", "Softshrink", "Softsign", "Tanh",
+           "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
            "Tanhshrink", "Threshold"]
 
 from ...ops.meta import argument_error
@@ -306,3 +306,10 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.weight.numel()}"
+
+
+class Softmin(Softmax):
+    """softmax(-x) along ``dim``. Shape: (*) -> (*)."""
+
+    def forward(self, x):
+        return F.softmin(x, self.dim)

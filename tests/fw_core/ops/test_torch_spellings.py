@@ -96,3 +96,44 @@ def test_div_rounds_as_torch_does(mode):
         torch.tensor([7.5]).div(2.0, rounding_mode=mode).tolist()
     with pytest.raises(ArgumentError, match="rounding_mode must be None, 'trunc' or 'floor'"):
         fw.div(fw.ones(2), 2, rounding_mode="round")
+
+
+@pytest.mark.parametrize("kwargs", [{"value": 3.0}, {"value": 2.0, "reduce": "add"},
+                                    {"value": 2.0, "reduce": "multiply"}])
+def test_scatter_takes_value_and_reduce_as_torch_does(kwargs):
+    index = np.array([[0, 1, 2, 0], [0, 0, 0, 0]])
+    base = np.random.default_rng(4).standard_normal((3, 4))
+    ours = fw.tensor(base, requires_grad=True)
+    theirs = torch.tensor(base, requires_grad=True)
+    out = ours.scatter(0, fw.tensor(index), **kwargs)
+    expected = theirs.scatter(0, torch.tensor(index), **kwargs)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    (grad,) = fw.autograd.grad(out.sum(), [ours])
+    if "reduce" not in kwargs:
+        (expected_grad,) = torch.autograd.grad(expected.sum(), [theirs])
+    else:  # torch has no derivative for a reduced scatter; fw's is that of x + s, x * v**n
+        times = np.zeros_like(base)
+        np.add.at(times, (index, np.arange(4)[None, :].repeat(2, 0)), 1)
+        expected_grad = np.ones_like(base) if kwargs["reduce"] == "add" else \
+            kwargs["value"] ** times
+        expected_grad = torch.tensor(expected_grad)
+    np.testing.assert_allclose(grad.numpy(), expected_grad.numpy(), rtol=1e-12)
+
+
+def test_scatter_refuses_what_it_cannot_do():
+    x, index = fw.zeros(3, 4), fw.tensor([[0, 1, 2, 0]])
+    with pytest.raises(ArgumentError, match="give src or value"):
+        x.scatter(0, index)
+    with pytest.raises(ArgumentError, match="reduce must be 'add' or 'multiply'"):
+        x.scatter(0, index, value=1.0, reduce="max")
+    with pytest.raises(fw.errors.UnsupportedError, match="a tensor src"):
+        x.scatter(0, index, fw.ones(1, 4), reduce="multiply")
+
+
+def test_softmin_is_softmax_of_the_negated_input():
+    values = np.random.default_rng(5).standard_normal((3, 4))
+    np.testing.assert_allclose(fw.nn.Softmin(1)(fw.tensor(values)).numpy(),
+                               torch.nn.Softmin(1)(torch.tensor(values)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(fw.nn.functional.softmin(fw.tensor(values), 0).numpy(),
+                               torch.nn.functional.softmin(torch.tensor(values), 0).numpy(),
+                               rtol=1e-12)
