@@ -2,7 +2,7 @@
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
 Families: creation, elementwise (with transcendental, its further functions), broadcast,
-reduction, shape, indexing, sorting, linalg, conv, nn, attention, rnn, loss, optim.
+reduction, shape, indexing, sorting, scans, linalg, conv, nn, attention, rnn, loss, optim.
 """
 
 from . import (
@@ -19,6 +19,7 @@ from . import (
     optim,
     reduction,
     rnn,
+    scans,
     shape,
     sorting,
     transcendental,
@@ -27,7 +28,7 @@ from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, nn, attention, rnn, loss, optim, composed, sorting)
+            conv, nn, attention, rnn, loss, optim, composed, sorting, scans)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

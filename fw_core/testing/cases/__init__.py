@@ -10,11 +10,12 @@ from . import (
     nn,
     reduction,
     rnn,
+    scans,
     shape,
     sorting,
     transcendental,
 )
 
-ALL = [c for family in (creation, elementwise, transcendental, reduction, shape, sorting, linalg,
-                        conv, nn, rnn, loss)
+ALL = [c for family in (creation, elementwise, transcendental, reduction, shape, sorting, scans,
+                        linalg, conv, nn, rnn, loss)
        for c in family.CASES]

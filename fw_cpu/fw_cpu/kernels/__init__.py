@@ -18,11 +18,13 @@ from . import (
     optim,
     reduction,
     rnn,
+    scans,
     shape,
     sorting,
 )
 
-FAMILIES = (creation, elementwise, reduction, shape, sorting, linalg, conv, nn, rnn, loss, optim)
+FAMILIES = (creation, elementwise, reduction, shape, sorting, scans, linalg, conv, nn, rnn, loss,
+            optim)
 
 
 def all_kernels(xp, special) -> dict:
