@@ -39,7 +39,7 @@ CUMMIN_INDEX = _scan_op("cummin_index", "minimum")
 
 
 def _running(op, input, dim):
-    axis = normalize_dim(dim, input.ndim, op.name) if input.ndim else 0
+    axis = normalize_dim(dim, input.ndim, op.name)
     indices = apply(op, (input,), {"dim": axis})
     if input.ndim == 0:
         return ValuesIndices(input, indices)

@@ -38,7 +38,7 @@ ARGSORT = define_op(
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     """The int64 indices that sort ``input`` along ``dim``; always stable (``stable`` is
     accepted for PyTorch's signature)."""
-    axis = normalize_dim(dim, input.ndim, "argsort") if input.ndim else 0
+    axis = normalize_dim(dim, input.ndim, "argsort")
     return apply(ARGSORT, (input,), {"dim": axis, "descending": bool(descending)})
 
 
