@@ -60,6 +60,15 @@ def assign_(x: Tensor, value) -> Tensor:
     return x
 
 
+def maybe_inplace(x: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    """``out`` written back into ``x`` when ``inplace`` asks and autograd does not record ``x``
+    (PyTorch's ``inplace=True`` activations; where autograd needs ``x``, ``out`` is returned
+    and ``x`` left as it was)."""
+    if inplace and not (state.grad_enabled and (x.requires_grad or x._node is not None)):
+        return assign_(x, out)
+    return out
+
+
 def _setitem(x: Tensor, index, value) -> None:
     _check_writable(x, "item assignment")
     _check_storage_writeable(x)

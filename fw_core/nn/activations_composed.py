@@ -18,27 +18,21 @@ from ..ops.meta import argument_error
 from ..ops.reduction import norm
 from ..ops.shape import chunk
 from ..tensor import Tensor
+from ..tensor_methods import maybe_inplace
 
 # PyTorch's SELU constants (Klambauer et al., 2017)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    # functional re-exports this module, so its helper is imported at the call
-    from .functional import _maybe_inplace as write_back
-
-    return write_back(input, out, inplace)
-
-
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between."""
-    return _maybe_inplace(input, _ew.hardtanh(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+    return maybe_inplace(input, _ew.hardtanh(input + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * hardsigmoid(x) (MobileNetV3's activation)."""
-    return _maybe_inplace(input, input * hardsigmoid(input), inplace)
+    return maybe_inplace(input, input * hardsigmoid(input), inplace)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -52,13 +46,13 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise argument_error("celu", "alpha must not be 0", "pass a non-zero alpha, e.g. 1.0",
                              values=(input,), alpha=alpha)
-    return _maybe_inplace(input, _ew.elu(input / alpha, 1.0) * alpha, inplace)
+    return maybe_inplace(input, _ew.elu(input / alpha, 1.0) * alpha, inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants (alpha ~1.6733, scale
     ~1.0507)."""
-    return _maybe_inplace(input, _ew.elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
+    return maybe_inplace(input, _ew.elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -86,7 +80,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, ``value`` elsewhere."""
-    return _maybe_inplace(input, _ew.where(input > threshold, input, value), inplace)
+    return maybe_inplace(input, _ew.where(input > threshold, input, value), inplace)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -71,7 +71,7 @@ from ..ops.loss_margin import (
     triplet_margin_with_distance_loss,
 )
 from ..tensor import Tensor
-from ..tensor_methods import assign_
+from ..tensor_methods import maybe_inplace
 from .activations_composed import (
     celu,
     glu,
@@ -89,32 +89,25 @@ from .activations_composed import (
 )
 
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    """``out`` written back into ``input`` when asked and autograd does not record ``input``."""
-    if inplace and not (state.grad_enabled and (input.requires_grad or input._node is not None)):
-        return assign_(input, out)
-    return out
-
-
 # -- activations ----------------------------------------------------------------------------------
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0), elementwise."""
-    return _maybe_inplace(input, _ew.relu(input), inplace)
+    return maybe_inplace(input, _ew.relu(input), inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """min(max(x, 0), 6), elementwise."""
-    return _maybe_inplace(input, _ew.hardtanh(input, 0.0, 6.0), inplace)
+    return maybe_inplace(input, _ew.hardtanh(input, 0.0, 6.0), inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, ``negative_slope * x`` otherwise."""
-    return _maybe_inplace(input, _ew.leaky_relu(input, negative_slope), inplace)
+    return maybe_inplace(input, _ew.leaky_relu(input, negative_slope), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
-    return _maybe_inplace(input, _ew.elu(input, alpha), inplace)
+    return maybe_inplace(input, _ew.elu(input, alpha), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -124,12 +117,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (swish)."""
-    return _maybe_inplace(input, _ew.silu(input), inplace)
+    return maybe_inplace(input, _ew.silu(input), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _maybe_inplace(input, _ew.mish(input), inplace)
+    return maybe_inplace(input, _ew.mish(input), inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -140,7 +133,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """x clipped to [min_val, max_val]."""
-    return _maybe_inplace(input, _ew.hardtanh(input, min_val, max_val), inplace)
+    return maybe_inplace(input, _ew.hardtanh(input, min_val, max_val), inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -256,7 +249,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """Zero elements with probability ``p`` and scale the rest by 1 / (1 - p) (when
     ``training``; the identity otherwise)."""
     out = _nn.dropout(input, p, training)
-    return out if out is input else _maybe_inplace(input, out, inplace)
+    return out if out is input else maybe_inplace(input, out, inplace)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,

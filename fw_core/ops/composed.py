@@ -13,8 +13,7 @@ __all__ = ["allclose", "equal", "isclose", "isfinite", "isneginf", "isposinf", "
 from ..tensor import Tensor
 from . import elementwise as _ew
 from .meta import argument_error
-from .reduction import mean, numpy_names, std, var
-from .registry import get
+from .reduction import STD, VAR, mean, numpy_names, std, var
 
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
@@ -77,19 +76,19 @@ def var_mean(input: Tensor, dim=None, *, correction=None, keepdim: bool = False,
              unbiased=None, axis=None, keepdims=None):
     """``(var(input, dim), mean(input, dim))`` as PyTorch returns them (NumPy's ``axis`` /
     ``keepdims`` accepted, as there)."""
-    return _spread_mean(var, input, dim, correction, keepdim, unbiased, axis, keepdims)
+    return _spread_mean(VAR, var, input, dim, correction, keepdim, unbiased, axis, keepdims)
 
 
 def std_mean(input: Tensor, dim=None, *, correction=None, keepdim: bool = False,
              unbiased=None, axis=None, keepdims=None):
     """``(std(input, dim), mean(input, dim))`` as PyTorch returns them (NumPy's ``axis`` /
     ``keepdims`` accepted, as there)."""
-    return _spread_mean(std, input, dim, correction, keepdim, unbiased, axis, keepdims)
+    return _spread_mean(STD, std, input, dim, correction, keepdim, unbiased, axis, keepdims)
 
 
-def _spread_mean(spread, input, dim, correction, keepdim, unbiased, axis, keepdims):
+def _spread_mean(op, spread, input, dim, correction, keepdim, unbiased, axis, keepdims):
     if axis is not None or keepdims is not None:
-        dim, keepdim = numpy_names(get(spread.__name__), dim, keepdim, axis, keepdims)
+        dim, keepdim = numpy_names(op, dim, keepdim, axis, keepdims)
     return (spread(input, dim, unbiased, keepdim, correction=correction),
             mean(input, dim, keepdim))
 
