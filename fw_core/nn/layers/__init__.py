@@ -36,11 +36,13 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN
 from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear",
            "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GRU",
            "GroupNorm", "Identity", "LSTM", "LayerNorm", "Linear", "MaxPool2d", "ModuleDict",
            "ModuleList", "MultiheadAttention", "RMSNorm", "RNN", "Sequential",
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
            # losses
            "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",

@@ -6,9 +6,12 @@ from __future__ import annotations
 __all__ = ["TransformerEncoder", "TransformerEncoderLayer"]
 
 import copy
+import math
 from collections.abc import Callable
 
+from ...ops.creation import full
 from ...ops.meta import argument_error
+from ...ops.shape import triu
 from .. import functional as F
 from ..module import Module
 from ._check import check_size
@@ -19,6 +22,36 @@ from .linear import Linear
 from .normalization import LayerNorm
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+def resolve_activation(layer: str, activation: str | Callable) -> Callable:
+    """The feed-forward activation a transformer layer was given: "relu", "gelu" or a
+    callable (kept as it is); any other string is refused naming ``layer``."""
+    if not isinstance(activation, str):
+        return activation
+    if activation not in _ACTIVATIONS:
+        raise argument_error(layer, f"activation should be relu/gelu, not {activation!r}",
+                             'pass activation="relu" or "gelu", or a callable such as '
+                             "fw.nn.functional.silu", activation=activation)
+    return _ACTIVATIONS[activation]
+
+
+def square_subsequent_mask(size: int, device=None, dtype=None):
+    """The causal mask for ``size`` positions: (size, size), -inf above the diagonal (a
+    position may not attend to later ones), 0 elsewhere; the default float dtype unless
+    ``dtype``."""
+    return triu(full((size, size), -math.inf, dtype=dtype, device=device), 1)
+
+
+def detect_is_causal(mask, is_causal: bool | None, batch_first: bool, x) -> bool:
+    """PyTorch's ``_detect_is_causal_mask``: ``is_causal`` when given; with None, whether
+    ``mask`` is exactly the square subsequent mask for the sequence length of ``x``."""
+    if is_causal is not None or mask is None:
+        return bool(is_causal)
+    size = x.shape[1 if batch_first and x.ndim == 3 else 0]
+    if tuple(mask.shape) != (size, size):
+        return False
+    return bool((mask == square_subsequent_mask(size, mask.device, mask.dtype)).all())
 
 
 class TransformerEncoderLayer(Module):
@@ -49,11 +82,7 @@ class TransformerEncoderLayer(Module):
         check_heads("TransformerEncoderLayer", d_model, nhead, dropout)
         check_size("TransformerEncoderLayer", "dim_feedforward", dim_feedforward,
                    dim_feedforward=dim_feedforward)
-        if isinstance(activation, str) and activation not in _ACTIVATIONS:
-            raise argument_error("TransformerEncoderLayer", f"activation should be relu/gelu, "
-                                 f"not {activation!r}", 'pass activation="relu" or "gelu", or '
-                                 "a callable such as fw.nn.functional.silu",
-                                 activation=activation)
+        activation = resolve_activation("TransformerEncoderLayer", activation)
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, **kw)
@@ -65,7 +94,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation = _ACTIVATIONS[activation] if isinstance(activation, str) else activation
+        self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         x = src
@@ -106,9 +135,10 @@ class TransformerEncoder(Module):
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):
         output = src
+        is_causal = detect_is_causal(mask, is_causal, self.layers[0].self_attn.batch_first, src)
         for layer in self.layers:
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                           is_causal=bool(is_causal))
+                           is_causal=is_causal)
         if self.norm is not None:
             output = self.norm(output)
         return output
