@@ -34,6 +34,7 @@ from .loss import (
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN
+from .rnn_cell import GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
@@ -42,6 +43,7 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bili
            "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GRU",
            "GroupNorm", "Identity", "LSTM", "LayerNorm", "Linear", "MaxPool2d", "ModuleDict",
            "ModuleList", "MultiheadAttention", "RMSNorm", "RNN", "Sequential",
+           "GRUCell", "LSTMCell", "RNNCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
            # losses
