@@ -50,6 +50,7 @@ from .ops.transcendental import *  # noqa: E402,F403
 from .ops.composed import *  # noqa: E402,F403
 from .ops.sorting import *  # noqa: E402,F403
 from .ops.scans import *  # noqa: E402,F403
+from .ops.unique import *  # noqa: E402,F403
 from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401

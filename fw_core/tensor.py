@@ -107,8 +107,8 @@ class Tensor:
         """Path of the module whose forward produced this tensor ("" outside any module)."""
         return self._module
 
-    @property
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one (a method, as in PyTorch)."""
         return self._data.dtype.kind == "f"
 
     @property

@@ -146,7 +146,7 @@ class Normalize:
         if not isinstance(x, Tensor):
             raise DTypeError(f"expects a tensor, got {type(x).__name__}", op="Normalize",
                              inputs=describe((x,)), hint="apply ToTensor() first")
-        if not x.is_floating_point:
+        if not x.is_floating_point():
             raise DTypeError(f"expects a floating tensor, got {x.dtype!r}", op="Normalize",
                              inputs=describe((x,)),
                              hint="apply ToTensor() first (it scales uint8 to [0, 1])")

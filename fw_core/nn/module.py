@@ -343,7 +343,7 @@ class Module:
         def moved(t: Tensor) -> Tensor:
             kw = dict(kwargs)
             positional = list(args)
-            if not t.is_floating_point:  # dtype changes apply to floating tensors only
+            if not t.is_floating_point():  # dtype changes apply to floating tensors only
                 positional = [a for a in positional if not _is_dtype(a)]
                 kw.pop("dtype", None)
             return convert(t.detach(), *positional, **kw)

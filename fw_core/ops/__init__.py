@@ -23,12 +23,13 @@ from . import (
     shape,
     sorting,
     transcendental,
+    unique,
 )
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, nn, attention, rnn, loss, optim, composed, sorting, scans)
+            conv, nn, attention, rnn, loss, optim, composed, sorting, scans, unique)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

@@ -472,7 +472,7 @@ def _restore(value, param: Tensor, index, key, scalars=("step",)):
         if value._device is not param._device:
             value = value.to(param._device)
         data = value._data
-        if param.is_floating_point and data.dtype.kind == "f":
+        if param.is_floating_point() and data.dtype.kind == "f":
             data = data.astype(param._data.dtype)
         return _wrap(param._device.xp.array(data, copy=True), param._device)
     if isinstance(value, dict):

@@ -360,7 +360,7 @@ def _length(loader):
 
 def _check_finite(inputs, step: int) -> None:
     for t in inputs:
-        if isinstance(t, Tensor) and t.is_floating_point:
+        if isinstance(t, Tensor) and t.is_floating_point():
             values = np.asarray(t.__array__())
             if not np.isfinite(values).all():
                 bad = int((~np.isfinite(values)).sum())
