@@ -25,6 +25,8 @@ from .dtypes import (  # noqa: E402
     float16,
     float32,
     float64,
+    int8,
+    int16,
     int32,
     int64,
     promote_types,
@@ -51,12 +53,18 @@ from .ops.composed import *  # noqa: E402,F403
 from .ops.sorting import *  # noqa: E402,F403
 from .ops.scans import *  # noqa: E402,F403
 from .ops.unique import *  # noqa: E402,F403
+from .ops.selection import *  # noqa: E402,F403
+from .ops.index_update import *  # noqa: E402,F403
+from .ops.diagonals import *  # noqa: E402,F403
+from .ops.windows import *  # noqa: E402,F403
 from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401
 from . import nn, training  # noqa: E402
 from . import io  # noqa: E402
 from . import distributions  # noqa: E402
+from . import backends, cuda, utils  # noqa: E402
+from .legacy_tensors import *  # noqa: E402,F403
 from .io import load, save, serializable  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
 from . import memory, scheduler, threads  # noqa: E402
@@ -65,6 +73,7 @@ from .context import context  # noqa: E402
 from .compile import compile, traceable  # noqa: E402,A004
 
 half, float, double, long, int, bool = float16, float32, float64, int64, int32, bool_  # noqa: A001
+short = int16
 
 plugins.load()
 
@@ -75,3 +84,6 @@ _names.guard(__name__, "fw")
 _names.guard(nn.__name__, "nn")
 _names.guard(nn.functional.__name__, "nn.functional")
 _names.guard(optim.__name__, "optim")
+_names.guard(utils.__name__, "utils")
+_names.guard(utils.data.__name__, "utils.data")
+_names.guard(cuda.__name__, "cuda")

@@ -2,21 +2,24 @@
 
 Promotion follows PyTorch: within a category (bool < integer < floating) the wider type wins;
 across categories the higher category wins; ``uint8`` with a signed integer gives the signed
-one (widened to hold both). A Python scalar never widens a tensor of its own category or a
-higher one (``float32_tensor * 2.0`` stays float32); an int scalar lifts a bool tensor to
-int64, a float scalar lifts an integer or bool tensor to the default float dtype (float32).
+one, widened to hold both (``uint8`` with ``int8`` is ``int16``). A Python scalar never widens
+a tensor of its own category or a higher one (``float32_tensor * 2.0`` stays float32); an int
+scalar lifts a bool tensor to int64, a float scalar lifts an integer or bool tensor to the
+default float dtype (float32).
 
-=========  =======  =======  =======  =======  =======  =======  =======
- a \\ b     bool     uint8    int32    int64    float16  float32  float64
-=========  =======  =======  =======  =======  =======  =======  =======
- bool      bool     uint8    int32    int64    float16  float32  float64
- uint8     uint8    uint8    int32    int64    float16  float32  float64
- int32     int32    int32    int32    int64    float16  float32  float64
- int64     int64    int64    int64    int64    float16  float32  float64
- float16   float16  float16  float16  float16  float16  float32  float64
- float32   float32  float32  float32  float32  float32  float32  float64
- float64   float64  float64  float64  float64  float64  float64  float64
-=========  =======  =======  =======  =======  =======  =======  =======
+=========  =======  =======  =======  =======  =======  =======  =======  =======  =======
+ a \\ b     bool     uint8    int8     int16    int32    int64    float16  float32  float64
+=========  =======  =======  =======  =======  =======  =======  =======  =======  =======
+ bool      bool     uint8    int8     int16    int32    int64    float16  float32  float64
+ uint8     uint8    uint8    int16    int16    int32    int64    float16  float32  float64
+ int8      int8     int16    int8     int16    int32    int64    float16  float32  float64
+ int16     int16    int16    int16    int16    int32    int64    float16  float32  float64
+ int32     int32    int32    int32    int32    int32    int64    float16  float32  float64
+ int64     int64    int64    int64    int64    int64    int64    float16  float32  float64
+ float16   float16  float16  float16  float16  float16  float16  float16  float32  float64
+ float32   float32  float32  float32  float32  float32  float32  float32  float32  float64
+ float64   float64  float64  float64  float64  float64  float64  float64  float64  float64
+=========  =======  =======  =======  =======  =======  =======  =======  =======  =======
 """
 
 from __future__ import annotations
@@ -50,20 +53,23 @@ class DType:
 
 bool_ = DType("bool", np.bool_, BOOL)
 uint8 = DType("uint8", np.uint8, INTEGER)
+int8 = DType("int8", np.int8, INTEGER)
+int16 = DType("int16", np.int16, INTEGER)
 int32 = DType("int32", np.int32, INTEGER)
 int64 = DType("int64", np.int64, INTEGER)
 float16 = DType("float16", np.float16, FLOATING)
 float32 = DType("float32", np.float32, FLOATING)
 float64 = DType("float64", np.float64, FLOATING)
 
-ALL = (bool_, uint8, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 FLOATS = (float16, float32, float64)
-INTEGERS = (uint8, int32, int64)
+INTEGERS = (uint8, int8, int16, int32, int64)
 default_float = float32
 default_int = int64
 
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32)
+_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32,
+                short=int16)
 #: NumPy dtype -> DType; the hot path maps raw arrays back to fw dtypes through this.
 BY_NUMPY = {d.numpy: d for d in ALL}
 
@@ -114,8 +120,9 @@ def _promote(a: DType, b: DType) -> DType:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
-    if a.category == INTEGER and {a, b} == {uint8, int32}:
-        return int32
+    if a.category == INTEGER and uint8 in (a, b):
+        signed = b if a is uint8 else a
+        return int16 if signed is int8 else signed  # holds 0..255 and the signed range
     return a if a.itemsize >= b.itemsize else b
 
 

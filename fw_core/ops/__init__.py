@@ -2,7 +2,8 @@
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
 Families: creation, elementwise (with transcendental, its further functions), broadcast,
-reduction, shape, indexing, sorting, scans, linalg, conv, nn, attention, rnn, loss, optim.
+reduction, shape, indexing (with selection, index_update), diagonals, windows, sorting, scans,
+linalg, conv, nn, attention, rnn, loss, optim.
 """
 
 from . import (
@@ -11,7 +12,9 @@ from . import (
     composed,
     conv,
     creation,
+    diagonals,
     elementwise,
+    index_update,
     indexing,
     linalg,
     loss,
@@ -20,16 +23,19 @@ from . import (
     reduction,
     rnn,
     scans,
+    selection,
     shape,
     sorting,
     transcendental,
     unique,
+    windows,
 )
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, nn, attention, rnn, loss, optim, composed, sorting, scans, unique)
+            conv, nn, attention, rnn, loss, optim, composed, sorting, scans, unique,
+            selection, index_update, diagonals, windows)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

@@ -530,7 +530,8 @@ def _float(x):
 #: PyTorch's legacy tensor-type names, by dtype ("FloatTensor": float32)
 TENSOR_TYPE_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor",
                      _dt.float16: "HalfTensor", _dt.int64: "LongTensor", _dt.int32: "IntTensor",
-                     _dt.uint8: "ByteTensor", _dt.bool_: "BoolTensor"}
+                     _dt.int16: "ShortTensor", _dt.int8: "CharTensor", _dt.uint8: "ByteTensor",
+                     _dt.bool_: "BoolTensor"}
 _BY_TYPE_NAME = {name: dtype for dtype, name in TENSOR_TYPE_NAMES.items()}
 
 
@@ -551,6 +552,7 @@ METHODS = {
     "double": lambda x: cast(x, _dt.float64), "half": lambda x: cast(x, _dt.float16),
     "long": lambda x: cast(x, _dt.int64), "int": lambda x: cast(x, _dt.int32),
     "bool": lambda x: cast(x, _dt.bool_), "byte": lambda x: cast(x, _dt.uint8),
+    "short": lambda x: cast(x, _dt.int16), "char": lambda x: cast(x, _dt.int8),
     "astype": cast, "type": tensor_type, "new_zeros": lambda x, *shape, **kw: zeros(
         *shape, **{"dtype": x.dtype, "device": x.device, **kw}),
     "new_ones": lambda x, *shape, **kw: ones(*shape, **{"dtype": x.dtype, "device": x.device,

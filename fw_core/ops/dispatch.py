@@ -157,7 +157,13 @@ def _binary_scalar(op, tensor, scalar, left, right, scalar_first):
     except KeyError:
         kernel = missing_kernel(op, device)
     try:
-        out = kernel(scalar, data) if scalar_first else kernel(data, scalar)
+        try:
+            out = kernel(scalar, data) if scalar_first else kernel(data, scalar)
+        except OverflowError:
+            # an int scalar outside a small integer dtype's range: PyTorch wraps it into the
+            # dtype (int8 * 1000 multiplies by -24); NumPy refuses it
+            scalar = device.xp.asarray(scalar, dtype=device.xp.int64).astype(data.dtype)
+            out = kernel(scalar, data) if scalar_first else kernel(data, scalar)
     except FwError as err:
         raise located(err, op.name, (left, right)) from None
     except Exception as exc:

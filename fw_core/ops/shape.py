@@ -43,9 +43,10 @@ from ._shape_support import (
 from .broadcast import broadcast_to, sum_to
 from .creation import clone
 from .dispatch import apply
-from .elementwise import _inplace
+from .elementwise import inplace_method
 from .indexing import GETITEM, _basic, getitem
 from .meta import given, located, normalize_dim, promote, spec_of
+from .reinterpret import view_dtype
 from .registry import define_op
 
 
@@ -106,11 +107,11 @@ def reshape(x: Tensor, *shape) -> Tensor:
 
 def view(x: Tensor, *shape) -> Tensor:
     """Like :func:`reshape`, but always a view of ``x``'s storage; raises ShapeError when the
-    layout needs a copy (a transposed tensor flattened, say): use reshape or contiguous()."""
+    layout needs a copy (a transposed tensor flattened, say): use reshape or contiguous().
+    ``x.view(dtype)`` reads the same bytes as another dtype (see :mod:`.reinterpret`)."""
     try:
         if len(shape) == 1 and isinstance(shape[0], _dt.DType):
-            raise UnsupportedError("view(dtype) (reinterpreting bits) is not supported", op="view",
-                                   hint="convert values with x.to(dtype)")
+            return view_dtype(x, shape[0])
         data = x._data
         out = _reshape(x, _resolve_shape(_ints(shape, "a shape", "view"), data.shape, "view"))
         if data.size and not x._device.xp.may_share_memory(data, out._data):
@@ -734,4 +735,4 @@ METHODS.update({
     "flip": lambda self, *dims: flip(self, _ints(dims, "dims", "flip")),
 })
 for _name in ("tril", "triu"):
-    METHODS[_name + "_"] = _inplace(globals()[_name])
+    METHODS[_name + "_"] = inplace_method(globals()[_name])

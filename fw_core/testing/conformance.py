@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 _TOLERANCE = {"float16": (1e-2, 1e-2), "float32": (1e-5, 1e-4), "float64": (1e-10, 1e-7),
-              "int32": (0, 0), "int64": (0, 0), "uint8": (0, 0), "bool": (0, 0)}
+              "int8": (0, 0), "int16": (0, 0), "int32": (0, 0), "int64": (0, 0),
+              "uint8": (0, 0), "bool": (0, 0)}
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Input:
             return rng.integers(0, int(self.high), self.shape).astype(np.int64)
         if self.kind == "int":
             return rng.integers(int(self.low), int(self.high), self.shape).astype(
-                dtype if dtype in ("int32", "int64", "uint8") else np.int64)
+                dtype if dtype in ("int8", "int16", "int32", "int64", "uint8") else np.int64)
         if self.kind == "bool":
             return rng.random(self.shape) < 0.5
         values = rng.uniform(self.low, self.high, self.shape)

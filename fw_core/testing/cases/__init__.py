@@ -4,6 +4,7 @@ suite every device runs (see docs/plugins.md)."""
 from . import (
     conv,
     creation,
+    diagonals,
     elementwise,
     linalg,
     loss,
@@ -11,11 +12,12 @@ from . import (
     reduction,
     rnn,
     scans,
+    selection,
     shape,
     sorting,
     transcendental,
 )
 
 ALL = [c for family in (creation, elementwise, transcendental, reduction, shape, sorting, scans,
-                        linalg, conv, nn, rnn, loss)
+                        selection, diagonals, linalg, conv, nn, rnn, loss)
        for c in family.CASES]

@@ -11,20 +11,28 @@ from __future__ import annotations
 from . import (
     conv,
     creation,
+    diagonals,
     elementwise,
+    index_update,
     linalg,
     loss,
     nn,
     optim,
+    pooling,
     reduction,
+    reinterpret,
+    resample,
     rnn,
     scans,
+    selection,
     shape,
     sorting,
+    windows,
 )
 
-FAMILIES = (creation, elementwise, reduction, shape, sorting, scans, linalg, conv, nn, rnn, loss,
-            optim)
+FAMILIES = (creation, elementwise, reduction, shape, sorting, scans, linalg, conv, pooling,
+            resample, nn, rnn, loss, optim, selection, index_update,
+            diagonals, windows, reinterpret)
 
 
 def all_kernels(xp, special) -> dict:

@@ -26,17 +26,25 @@ def _leading(shape, dim=None):
     return tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(shape))
 
 
+def along_axis(xp, index, dim):
+    """The fancy index that ``take_along_axis`` builds: ``index`` on ``dim``, aranges on the
+    other dims (sized by index, so index may be smaller than the array there)."""
+    ndim = index.ndim
+    return tuple(index if d == dim else xp.arange(n).reshape(
+        (1,) * d + (n,) + (1,) * (ndim - d - 1)) for d, n in enumerate(index.shape))
+
+
 def _indexed(kernel):
     """``kernel(x, index, ..., dim)`` that also takes 0-d tensors (as 1-element vectors: NumPy's
     along-axis helpers need an axis) and reports out-of-range indices as IndexOutOfRangeErrors."""
     op = kernel.__name__
 
-    def run(x, index, *rest, dim):
+    def run(x, index, *rest, dim, **attrs):
         if not x.ndim:
             vectors = (a.reshape(1) for a in rest)
-            return run(x.reshape(1), index.reshape(1), *vectors, dim=0).reshape(())
+            return run(x.reshape(1), index.reshape(1), *vectors, dim=0, **attrs).reshape(())
         try:
-            return kernel(x, index, *rest, dim)
+            return kernel(x, index, *rest, dim, **attrs)
         except IndexError as exc:
             raise IndexOutOfRangeError(f"index out of range along dimension {dim}: {exc}", op=op,
                                        hint="indices must be in [-size, size) of that "
@@ -47,13 +55,6 @@ def _indexed(kernel):
 
 def kernels(xp, special) -> dict:
     accumulate = add_at(xp)
-
-    def along_axis(index, dim):
-        """The fancy index that ``take_along_axis`` builds: ``index`` on ``dim``, aranges on
-        the other dims (sized by index, so index may be smaller than the array there)."""
-        ndim = index.ndim
-        return tuple(index if d == dim else xp.arange(n).reshape(
-            (1,) * d + (n,) + (1,) * (ndim - d - 1)) for d, n in enumerate(index.shape))
 
     def getitem(x, index):
         return x[index]
@@ -77,7 +78,7 @@ def kernels(xp, special) -> dict:
 
     def scatter_add(x, index, src, dim):
         out = x.copy()
-        accumulate(out, along_axis(index, dim), src[_leading(index.shape)])
+        accumulate(out, along_axis(xp, index, dim), src[_leading(index.shape)])
         return out
 
     def index_select(x, index, dim):
