@@ -54,22 +54,49 @@ _SUFFIX = {"graph": ".html", "model": ".html", "trace": ".html", "history": ".pn
            "attribution": ".png"}
 
 
-def show(obj, path=None, *, inputs=None, backward: bool = False, image=None, tokens=None,
+def _path_and_inputs(kind: str, args: tuple, path, inputs) -> tuple:
+    """(path, inputs as a tuple or None) from :func:`show`'s positional ``args``: a model's
+    inputs, or (anything else, or a model given ``inputs=``) the one path."""
+    if kind == "model" and inputs is None:
+        return path, (args or None)
+    if len(args) > 1 or (args and path is not None):
+        raise FwError(f"fw_viz.show got {len(args)} positional argument(s) after the "
+                      f"{kind}{' and path=' if path is not None else ''}, but takes one path",
+                      hint="pass the path once (show(obj, 'out.html') or path=...); a model's "
+                      "inputs go positionally when inputs= is not given: show(model, x)")
+    if args:
+        path = args[0]
+    if inputs is not None and not isinstance(inputs, tuple):
+        inputs = (inputs,)
+    return path, inputs
+
+
+def show(obj, *args, path=None, inputs=None, backward: bool = False, image=None, tokens=None,
          depth: int | None = None):
     """Draw ``obj`` into ``path`` (default: a file in a new temporary folder) and return the
     path; open it in a browser only when a desktop session is attached.
 
+    ``fw_viz.show(model, x)`` runs the model on ``x`` as ``fw_viz.capture(model, x)`` does;
+    ``fw_viz.show(graph, "g.html")`` writes a picture to the path given.
+
     Args:
-        obj: a model or function (``inputs=`` required: it is run once under
-            :func:`fw_viz.capture`), a VizGraph, a Trace, a History or an Attribution.
+        obj: a model or function (run once under :func:`fw_viz.capture` on its inputs), a
+            VizGraph, a Trace, a History or an Attribution.
+        args: for a model or function, its inputs (as :func:`fw_viz.capture` takes them);
+            for anything else, the path. With ``inputs=`` given, a model's one positional
+            argument is the path too (``show(model, "m.html", inputs=x)``).
         path: where to write (.html for graphs and traces, .png for the others).
-        inputs: a tensor or a tuple of tensors to run a model on.
+        inputs: a tensor or a tuple of tensors to run a model on (in place of ``args``).
         backward: also capture the backward pass (models only).
         image: the image batch under an image attribution's heatmap.
         tokens: the tokens of a sequence attribution (bars per token).
         depth: the graph's fold depth.
+
+    Raises:
+        FwError: a model without inputs, a path given twice, or an object it cannot draw.
     """
     kind = _kind(obj)
+    path, inputs = _path_and_inputs(kind, args, path, inputs)
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="fw_viz_")) / f"{kind}{_SUFFIX[kind]}"
     path = Path(path)
@@ -80,12 +107,11 @@ def show(obj, path=None, *, inputs=None, backward: bool = False, image=None, tok
         if kind == "model":
             if inputs is None:
                 raise FwError("fw_viz.show needs inputs to draw a model's graph",
-                              hint="fw_viz.show(model, inputs=x), or show a graph made with "
-                              "fw_viz.capture(model, x)")
+                              hint="fw_viz.show(model, x) (or inputs=x), or show a graph made "
+                              "with fw_viz.capture(model, x)")
             from .graph import capture
 
-            obj = capture(obj, *(inputs if isinstance(inputs, tuple) else (inputs,)),
-                          backward=backward)
+            obj = capture(obj, *inputs, backward=backward)
         save_html(obj, path, depth=depth)
     elif kind == "trace":
         path.write_text(trace_html(obj), encoding="utf-8")

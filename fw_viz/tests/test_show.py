@@ -30,6 +30,25 @@ def test_graph_and_model_become_the_html_page(tmp_path):
     assert "tanh" in path.read_text()
 
 
+def test_a_models_inputs_go_positionally_as_capture_takes_them(tmp_path):
+    model = fw.nn.Bilinear(3, 2, 4)
+    x, y = fw.randn(5, 3), fw.randn(5, 2)
+    path = fw_viz.show(model, x, y, path=tmp_path / "b.html")
+    assert path == tmp_path / "b.html" and "bilinear" in path.read_text()
+    assert fw_viz.show(model, x, y).suffix == ".html"  # a temporary file
+    # the path may still come first when the inputs are named
+    path = fw_viz.show(model, tmp_path / "c.html", inputs=(x, y))
+    assert "bilinear" in path.read_text()
+
+
+def test_a_path_given_twice_is_refused():
+    with pytest.raises(fw.errors.FwError, match="takes one path") as caught:
+        fw_viz.show(fw_viz.example_graph(), "a.html", path="b.html")
+    assert "show(model, x)" in caught.value.hint
+    with pytest.raises(fw.errors.FwError, match="2 positional"):
+        fw_viz.show(fw.nn.Linear(2, 2), "a.html", "b.html", inputs=fw.randn(1, 2))
+
+
 def test_default_path_is_a_temporary_file():
     path = fw_viz.show(fw_viz.example_graph())
     assert path.exists() and path.suffix == ".html" and "fw_viz_" in str(path.parent)
