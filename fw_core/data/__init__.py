@@ -9,9 +9,11 @@
 from . import datasets, transforms
 from .dataset import (
     ArrayDataset,
+    ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -21,9 +23,11 @@ from .errors import (
     DataFormatError,
     DataIndexError,
     DatasetError,
+    LoaderTimeoutError,
     MissingDependencyError,
     SampleError,
     UnsizedError,
+    WorkerInitError,
 )
 from .loader import DataLoader, default_collate, sample_generator
 from .sampler import (
@@ -34,10 +38,12 @@ from .sampler import (
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
+from .workers import WorkerInfo, get_worker_info
 
-__all__ = ["ArrayDataset", "BatchSampler", "ConcatDataset", "DataError", "DataFormatError",
-           "DataIndexError", "DataLoader", "Dataset", "DatasetError", "IterableDataset",
-           "MissingDependencyError", "RandomSampler", "Sampler", "SampleError",
-           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
-           "UnsizedError", "WeightedRandomSampler", "datasets", "default_collate",
+__all__ = ["ArrayDataset", "BatchSampler", "ChainDataset", "ConcatDataset", "DataError",
+           "DataFormatError", "DataIndexError", "DataLoader", "Dataset", "DatasetError",
+           "IterableDataset", "LoaderTimeoutError", "MissingDependencyError", "RandomSampler",
+           "Sampler", "SampleError", "SequentialSampler", "StackDataset", "Subset",
+           "SubsetRandomSampler", "TensorDataset", "UnsizedError", "WeightedRandomSampler",
+           "WorkerInfo", "WorkerInitError", "datasets", "default_collate", "get_worker_info",
            "random_split", "sample_generator", "transforms"]

@@ -2,8 +2,8 @@
 
 A map-style :class:`Dataset` answers ``len(ds)`` and ``ds[i]``; an :class:`IterableDataset`
 yields samples in order. :class:`TensorDataset` slices tensors along their first dimension;
-:class:`Subset`, :class:`ConcatDataset` and :func:`random_split` combine datasets without
-copying samples.
+:class:`Subset`, :class:`ConcatDataset`, :class:`StackDataset`, :class:`ChainDataset` (of
+streams) and :func:`random_split` combine datasets without copying samples.
 
 A map-style dataset may also define ``get_batch(indices)``: the batch that
 :func:`fw_core.data.default_collate` would build from ``[ds[i] for i in indices]``, computed in
@@ -13,8 +13,8 @@ collate function is the default; returning ``None`` means "no fast path here".
 
 from __future__ import annotations
 
-__all__ = ["ArrayDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
-           "TensorDataset", "random_split"]
+__all__ = ["ArrayDataset", "ChainDataset", "ConcatDataset", "Dataset", "IterableDataset",
+           "StackDataset", "Subset", "TensorDataset", "random_split"]
 
 import bisect
 import math
@@ -80,14 +80,89 @@ class Dataset:
 
 class IterableDataset(Dataset):
     """A stream of samples: subclasses define ``__iter__``. Shuffling and samplers do not
-    apply (there are no indices); a DataLoader batches the stream in order."""
+    apply (there are no indices); a DataLoader batches the stream in order.
+
+    ``a + b`` reads one stream after the other (a :class:`ChainDataset`), as in PyTorch."""
 
     def __iter__(self):
         raise UnsupportedError(f"{type(self).__name__} must define __iter__()")
 
-    def __add__(self, other):
-        raise DataError("an IterableDataset cannot be concatenated with +",
-                        hint="chain the streams in your own __iter__ (itertools.chain)")
+    def __add__(self, other) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several IterableDatasets read one after the other (``a + b`` of two streams).
+
+    ``len()`` is the sum of their lengths, for streams that have one.
+
+    Raises:
+        DataError: a dataset that is not an IterableDataset (a map-style one goes in a
+            :class:`ConcatDataset`).
+    """
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise DataError(f"holds IterableDatasets only, got a {type(d).__name__}",
+                                op="ChainDataset", inputs=describe(self.datasets),
+                                hint="put map-style datasets in a ConcatDataset")
+
+    def __iter__(self):
+        for d in self.datasets:
+            yield from d
+
+    def __len__(self) -> int:
+        return sum(length_of(d, "ChainDataset") for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Datasets of equal length read side by side: sample ``i`` holds sample ``i`` of each.
+
+    ``StackDataset(images, labels)`` gives tuples ``(images[i], labels[i])``;
+    ``StackDataset(image=images, label=labels)`` gives dicts ``{"image": ..., "label": ...}``.
+    Where every dataset has a batch fast path (``get_batch``), so does the stack.
+
+    Raises:
+        DataError: no datasets, both positional and keyword datasets, or lengths that differ.
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise DataError("takes datasets either positionally (tuple samples) or by keyword "
+                            "(dict samples), not both", op="StackDataset",
+                            inputs=f"{len(args)} positional, keywords {sorted(kwargs)}",
+                            hint="StackDataset(a, b) or StackDataset(x=a, y=b)")
+        self.datasets = args or kwargs
+        if not self.datasets:
+            raise DataError("needs at least one dataset", op="StackDataset",
+                            inputs="no datasets", hint="StackDataset(images, labels)")
+        members = self.datasets.values() if kwargs else self.datasets
+        lengths = [length_of(d, "StackDataset") for d in members]
+        if len(set(lengths)) != 1:
+            raise DataError(f"the datasets' lengths differ: {lengths}", op="StackDataset",
+                            inputs=describe(lengths=lengths),
+                            hint="stack datasets with one sample per index each")
+        self._length = lengths[0]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {key: d[index] for key, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def get_batch(self, indices: Sequence[int]):
+        keyed = isinstance(self.datasets, dict)
+        batches = {}
+        for key, d in (self.datasets.items() if keyed else enumerate(self.datasets)):
+            fast = getattr(d, "get_batch", None)
+            batches[key] = None if fast is None else fast(indices)
+            if batches[key] is None:
+                return None
+        return batches if keyed else tuple(batches.values())
 
 
 class TensorDataset(Dataset):
@@ -242,7 +317,7 @@ class ConcatDataset(Dataset):
                 raise DataError(f"cannot hold an IterableDataset ({type(d).__name__}): it has "
                                 "no indices", op="ConcatDataset",
                                 inputs=describe(self.datasets),
-                                hint="chain the streams in your own IterableDataset")
+                                hint="read streams one after the other with ChainDataset")
         self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
 
     def __len__(self) -> int:

@@ -57,3 +57,22 @@ class UnsizedError(FwError, TypeError):
 class DataIndexError(FwError, IndexError):
     """A sample index outside a dataset. An ``IndexError``, so Python's sequence protocol
     (``for sample in dataset``) stops on it as usual."""
+
+
+class LoaderTimeoutError(FwError, RuntimeError):
+    """No batch came from the DataLoader's workers within its ``timeout`` seconds. A
+    ``RuntimeError``, as PyTorch raises."""
+
+
+class WorkerInitError(FwError, RuntimeError):
+    """A DataLoader's ``worker_init_fn`` raised in a worker thread. ``original`` is the
+    exception, ``traceback`` its traceback as text (also part of the message)."""
+
+    def __init__(self, message: str, *, original: BaseException, traceback: str,
+                 hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.original = original
+        self.traceback = traceback
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n  original traceback:\n{self.traceback.rstrip()}"

@@ -2,7 +2,8 @@
 
 Workers are threads, not processes: NumPy, file reads and image decoding release the GIL, and
 threads share the dataset without pickling it. ``num_workers`` threads fetch and collate up to
-``num_workers * prefetch_factor`` batches ahead; batches still come out in sampler order.
+``num_workers * prefetch_factor`` batches ahead; batches still come out in sampler order
+(:mod:`fw_core.data.workers`).
 
 Randomness is reproducible whatever ``num_workers`` is: each epoch draws one base seed from the
 loader's generator (default ``fw.random.default_generator``), and batch ``k`` gets its own
@@ -19,16 +20,13 @@ import contextlib
 import numbers
 import threading
 import traceback
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
-from itertools import count, islice
+from itertools import count
 
 import numpy as np
 
 from .. import random as _random
-from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..device import get as get_device
 from ..errors import FwError
 from ..ops import shape as _shape
@@ -39,6 +37,7 @@ from .dataset import IterableDataset, length_of
 from .errors import DataError, SampleError
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from .staging import one_ahead
+from .workers import Workers, run
 
 # -- collation -----------------------------------------------------------------------------------
 
@@ -48,7 +47,7 @@ def default_collate(batch: Sequence):
 
     - tensors -> one tensor stacked along a new first dimension (same shape, dtype, device
       required);
-    - NumPy arrays -> a stacked tensor of the same dtype (int16, uint16, ... -> int64);
+    - NumPy arrays -> a stacked tensor of the same dtype (uint16, uint32, ... -> int64);
     - Python ints -> int64, floats -> float32 (fw's default float), bools -> bool; NumPy
       scalars keep their dtype;
     - strings and bytes -> a list, unchanged;
@@ -207,35 +206,6 @@ def _fetch_stream(dataset, iterator, batch_size: int, drop_last: bool, collate, 
         return collate(samples)
 
 
-def _run(tasks: Iterator[Callable], workers: int, depth: int):
-    """Run batch tasks in order, inline or on ``workers`` threads with ``depth`` in flight.
-
-    Grad mode is per thread: the workers take the mode of the thread that starts iterating
-    (as PyTorch's worker threads do), so a loop under ``no_grad`` collates without recording.
-    """
-    if workers == 0:
-        for task in tasks:
-            batch = task()
-            if batch is _END:
-                return
-            yield batch
-        return
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="fw-data",
-                              initializer=set_grad_enabled, initargs=(is_grad_enabled(),))
-    pending = deque(pool.submit(task) for task in islice(tasks, depth))
-    try:
-        while pending:
-            batch = pending.popleft().result()
-            if batch is _END:
-                return
-            task = next(tasks, None)
-            if task is not None:
-                pending.append(pool.submit(task))
-            yield batch
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 # -- the loader ----------------------------------------------------------------------------------
 class DataLoader:
     """Iterate a dataset in batches.
@@ -258,9 +228,21 @@ class DataLoader:
             copies (cuda: pinned buffer, copy stream) moves the next batch while the loop
             trains on this one. None: batches stay where collate made them (the CPU).
         drop_last: drop the last batch when it is smaller than ``batch_size``.
-        prefetch_factor: batches each worker loads ahead (default 2; needs num_workers > 0).
+        timeout: seconds to wait for a batch from the workers before a LoaderTimeoutError
+            (0: no limit; only with num_workers > 0, as in PyTorch).
+        worker_init_fn: ``fn(worker_id)``, run in each worker thread as it starts (where
+            :func:`~fw_core.data.get_worker_info` already answers).
+        multiprocessing_context: accepted for PyTorch compatibility (it needs num_workers > 0,
+            as there); fw's workers are threads, so there is no process start method to pick.
         generator: the random stream for shuffling and for the per-batch streams of random
             transforms (default ``fw.random.default_generator``; one draw per epoch).
+        prefetch_factor: batches each worker loads ahead (default 2; needs num_workers > 0).
+        persistent_workers: keep the worker threads from one epoch to the next (needs
+            num_workers > 0): ``worker_init_fn`` then runs once per thread, not per epoch.
+        pin_memory_device: accepted for PyTorch compatibility (deprecated there); a no-op,
+            as ``pin_memory`` is.
+        in_order: accepted for PyTorch compatibility; batches always come in sampler order
+            (what ``in_order=False`` allows, never requires).
 
     An IterableDataset is read by one background thread whatever ``num_workers`` says (one
     iterator cannot be shared and keep its order); that thread still overlaps loading with
@@ -276,9 +258,11 @@ class DataLoader:
 
     def __init__(self, dataset, batch_size: int = 1, shuffle: bool = False, sampler=None,
                  batch_sampler=None, num_workers: int = 0, collate_fn=None,
-                 pin_memory: bool = False, drop_last: bool = False,
-                 prefetch_factor: int | None = None,
-                 generator: _random.Generator | None = None, device=None):
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn=None, multiprocessing_context=None,
+                 generator: _random.Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True, device=None):
         arguments = {"dataset": dataset, "batch_size": batch_size, "shuffle": shuffle,
                      "sampler": sampler, "batch_sampler": batch_sampler,
                      "num_workers": num_workers, "prefetch_factor": prefetch_factor}
@@ -295,8 +279,15 @@ class DataLoader:
         self.prefetch_factor = (None if self.num_workers == 0 else
                                 _count(2 if prefetch_factor is None else prefetch_factor,
                                        "prefetch_factor", 1, arguments))
+        self._check_workers(timeout, worker_init_fn, multiprocessing_context,
+                            persistent_workers, arguments)
+        self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers = bool(persistent_workers)
+        self._workers: Workers | None = None  # the threads kept between epochs, if persistent
         self.collate_fn = default_collate if collate_fn is None else collate_fn
-        self.pin_memory = pin_memory
+        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
+        self.in_order = in_order
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
@@ -347,6 +338,21 @@ class DataLoader:
                                 f"{type(value).__name__}",
                                 hint=f"pass a Sampler, a list or a range as {name}")
 
+    def _check_workers(self, timeout, worker_init_fn, multiprocessing_context,
+                       persistent_workers, arguments) -> None:
+        """Refuse the worker options PyTorch refuses (each needs worker threads to act on)."""
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or timeout < 0:
+            raise _bad(f"timeout must be a number of seconds >= 0, got {timeout!r}",
+                       "pass timeout=0 (wait without limit) or a positive number", arguments)
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise _bad(f"worker_init_fn must be callable, got {type(worker_init_fn).__name__}",
+                       "pass a function taking the worker id, or None", arguments)
+        for name, value in (("persistent_workers", persistent_workers),
+                            ("multiprocessing_context", multiprocessing_context)):
+            if value and self.num_workers == 0:
+                raise _bad(f"{name} needs num_workers > 0", f"pass num_workers=2 (or more), "
+                           f"or drop {name}", arguments)
+
     def __len__(self) -> int:
         """Batches per epoch (an IterableDataset needs ``__len__`` for this)."""
         if not self._iterable:
@@ -360,16 +366,22 @@ class DataLoader:
             step = partial(_fetch_stream, self.dataset, iter(self.dataset), self.batch_size,
                            self.drop_last, self.collate_fn)
             tasks = (partial(step, (base, k), k) for k in count())
-            workers = min(self.num_workers, 1)  # one iterator: one reader keeps the order
+            readers = min(self.num_workers, 1)  # one iterator: one reader keeps the order
         else:
             fast = (getattr(self.dataset, "get_batch", None)
                     if self.collate_fn is default_collate else None)
             step = partial(_fetch_indices, self.dataset, fast, self.collate_fn)
             tasks = (partial(step, list(indices), (base, k), k)
                      for k, indices in enumerate(self.batch_sampler))
-            workers = self.num_workers
-        depth = workers * (self.prefetch_factor or 0)
-        batches = _run(tasks, workers, depth)
+            readers = self.num_workers
+        workers = self._workers
+        if workers is None and readers:
+            workers = Workers(readers, self.dataset, self.worker_init_fn)
+            workers.base_seed = base
+            if self.persistent_workers:
+                self._workers = workers
+        depth = readers * (self.prefetch_factor or 0)
+        batches = run(tasks, workers, depth, self.timeout, _END, keep=self.persistent_workers)
         return batches if self.device is None else one_ahead(batches, self.device)
 
 

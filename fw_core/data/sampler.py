@@ -37,7 +37,14 @@ def _positive_int(value, name: str, owner: str) -> int:
 
 
 class Sampler:
-    """Base class: subclasses define ``__iter__`` (yielding indices) and ``__len__``."""
+    """Base class: subclasses define ``__iter__`` (yielding indices) and ``__len__``.
+
+    ``data_source`` is accepted, and not kept, as in PyTorch, whose samplers' subclasses often
+    call ``super().__init__(data_source)``.
+    """
+
+    def __init__(self, data_source=None):
+        pass
 
     def __iter__(self) -> Iterator[int]:
         raise UnsupportedError(f"{type(self).__name__} must define __iter__()")
