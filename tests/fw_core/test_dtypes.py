@@ -62,3 +62,32 @@ def test_dtype_names_and_aliases():
     assert repr(fw.int64) == "fw.int64"
     with pytest.raises(fw.errors.DTypeError, match="unknown dtype"):
         dtypes.as_dtype("float8")
+
+
+def test_small_integer_dtypes_have_torchs_names_and_methods():
+    assert fw.short is fw.int16 and dtypes.as_dtype("short") is fw.int16
+    assert fw.tensor([1.7, -2.2]).short().dtype is fw.int16
+    assert fw.tensor([1.7, -2.2]).char().tolist() == torch.tensor([1.7, -2.2]).char().tolist()
+    assert fw.ones(2, dtype=fw.int8).type() == "fw.CharTensor"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8"])
+def test_an_int_scalar_out_of_range_wraps_as_in_torch(dtype):
+    values = [3, -100, 100] if dtype != "uint8" else [3, 100, 200]
+    ours, theirs = fw.tensor(values, dtype=dtype), torch.tensor(values, dtype=getattr(torch,
+                                                                                      dtype))
+    # (comparisons are left out: NumPy compares with the exact value, PyTorch the wrapped one)
+    for call in (lambda a: a * 1000, lambda a: a + 70000, lambda a: 1000 - a,
+                 lambda a: a // 1000):
+        out, expected = call(ours), call(theirs)
+        assert out.tolist() == expected.tolist()
+        assert out.dtype.name == str(expected.dtype).replace("torch.", "")
+
+
+def test_small_integers_cast_and_overflow_like_torch():
+    x = np.array([-129.7, 127.2, 300.0, 40000.0])
+    for name in ("int8", "int16"):
+        ours = fw.tensor(x).to(getattr(fw, name))
+        assert ours.dtype.name == name
+        assert (ours + ours).tolist() == (torch.tensor(ours.numpy()) * 2).tolist()
+    assert fw.arange(-128, 128, dtype=fw.int8).tolist() == list(range(-128, 128))

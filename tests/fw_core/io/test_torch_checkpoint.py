@@ -117,8 +117,9 @@ def test_the_blocker_really_blocks_torch():
 
 # -- values ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("layout", FORMATS)
-@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool,
-                                   torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8,
+                                   torch.uint8, torch.bool, torch.float16, torch.float32,
+                                   torch.float64])
 def test_every_dtype_fw_has_comes_back_exactly(layout, dtype):
     source = (torch.arange(-7, 17) * 37).reshape(4, 6)
     source = source > 0 if dtype == torch.bool else source.to(dtype)

@@ -19,7 +19,8 @@ import fw_core as fw
 from fw_core.errors import CheckpointError
 from fw_core.io import files, safetensors_format
 
-FW_DTYPES = [fw.bool_, fw.uint8, fw.int32, fw.int64, fw.float16, fw.float32, fw.float64]
+FW_DTYPES = [fw.bool_, fw.uint8, fw.int8, fw.int16, fw.int32, fw.int64, fw.float16, fw.float32,
+             fw.float64]
 
 
 def values(dtype: np.dtype, shape) -> np.ndarray:
@@ -112,8 +113,8 @@ def test_files_are_standard_safetensors_both_ways(tmp_path):
 
 
 def test_plain_file_with_a_dtype_fw_lacks_says_how_to_read_it(tmp_path):
-    safetensors.numpy.save_file({"x": np.ones(2, np.int16)}, str(tmp_path / "p.st"))
-    with pytest.raises(CheckpointError, match="(?s)int16.*safetensors.numpy.load_file"):
+    safetensors.numpy.save_file({"x": np.ones(2, np.uint16)}, str(tmp_path / "p.st"))
+    with pytest.raises(CheckpointError, match="(?s)uint16.*safetensors.numpy.load_file"):
         fw.load(tmp_path / "p.st")
 
 
