@@ -162,6 +162,18 @@ def get(spec) -> Device:
     return device
 
 
+def set_current(kind: str, index: int) -> Device:
+    """Make the bare type name (``"cuda"``) mean device ``index`` of that type from now on, as
+    ``torch.cuda.set_device`` does, until a plugin reload replaces the type's devices.
+
+    Raises:
+        DeviceError: as :func:`get` for ``"kind:index"``.
+    """
+    device = get(f"{kind}:{index}")
+    registry._interned[kind] = device
+    return device
+
+
 def available() -> list[str]:
     """Device types of loaded plugins that are usable here ("cpu", and "cuda" with a GPU)."""
     return [name for name in registry.specs if registry.unavailable_reason(name) is None]

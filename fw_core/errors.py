@@ -98,6 +98,11 @@ class ArgumentError(FwError, ValueError):
     (``arange(step=0)``, ``Dropout(1.5)``, ``Conv2d(kernel_size=0)``, ``lr < 0``, ...)."""
 
 
+class InvalidArgumentError(ArgumentError, RuntimeError):
+    """An argument value PyTorch's kernels refuse with a RuntimeError (an unknown
+    ``rounding_mode``, ``clamp`` with neither bound); still an ArgumentError (a ValueError)."""
+
+
 class ArgumentTypeError(FwError, TypeError):
     """An argument of a type that cannot work: a Python list where a tensor goes, a float
     where a size goes, a number where a module goes, or a call with the wrong arguments."""

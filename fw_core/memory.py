@@ -64,6 +64,7 @@ class Pool:
         self._out: dict[int, tuple] = {}  # id(array) -> (array, block, size class, tag, nbytes)
         self._relieving = False
         self.untracked_peak = 0  # sampled at each pressure check and report
+        self.device_used_peak = 0  # the device allocator's live bytes, sampled likewise
 
     def _add(self, tag: str, nbytes: int) -> None:
         live = self.live[tag] = self.live[tag] + nbytes
@@ -135,6 +136,7 @@ class Pool:
         if usage is not None:
             used, reserved = usage(self.device.index)
             self.untracked_peak = max(self.untracked_peak, used - self.total)
+            self.device_used_peak = max(self.device_used_peak, used)
             held = max(held, reserved)
         return held
 
@@ -187,13 +189,15 @@ class Pool:
             used, reserved = usage(self.device.index)
             untracked = max(used - self.total, 0)
             self.untracked_peak = max(self.untracked_peak, untracked)
+            self.device_used_peak = max(self.device_used_peak, used)
             temporary = out["temporary"]
             temporary["live_bytes"] += untracked
             temporary["peak_bytes"] = max(temporary["peak_bytes"] + self.untracked_peak,
                                           temporary["live_bytes"])
             out["pool"].update(live_bytes=self.total + untracked,
                                peak_bytes=max(self.total_peak, self.total + untracked),
-                               device_used_bytes=used, device_reserved_bytes=reserved)
+                               device_used_bytes=used, device_reserved_bytes=reserved,
+                               device_used_peak_bytes=self.device_used_peak)
         return out
 
 
@@ -376,7 +380,7 @@ def reset_peak(device=None) -> None:
         for p in [pool(device)] if device is not None else _pools.values():
             p.peak = dict(p.live)
             p.total_peak = p.total
-            p.untracked_peak = 0
+            p.untracked_peak = p.device_used_peak = 0
 
 
 def _size(nbytes: int | None) -> str:

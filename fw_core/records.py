@@ -122,6 +122,10 @@ class DeviceSpec:
         namespace: ``fn() -> (xp, array_type)`` or None: for an array library that is costly
             to import (CuPy), called when the first device of this type is made, in place of
             ``xp`` and ``array_type`` (pass None for both).
+        properties: ``fn(index) -> dict`` or None: what device ``index`` is, with the keys
+            ``name`` (str), ``total_memory`` (bytes), ``major`` and ``minor`` (compute
+            capability) and ``multi_processor_count``; ``fw.cuda.get_device_properties``
+            answers from it.
     """
 
     name: str
@@ -137,6 +141,7 @@ class DeviceSpec:
     allocator_usage: Callable[[int], tuple[int, int]] | None = None
     release_cached: Callable[[int], int] | None = None
     namespace: Callable[[], tuple[Any, type]] | None = None
+    properties: Callable[[int], dict] | None = None
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,16 @@ class CupyRuntime:
     def synchronize(self, index: int) -> None:
         self.cupy.cuda.Device(index).synchronize()
 
+    def properties(self, index: int) -> dict:
+        """What GPU ``index`` is (the keys of :attr:`DeviceSpec.properties`), from
+        ``cudaGetDeviceProperties``."""
+        found = self.cupy.cuda.runtime.getDeviceProperties(index)
+        name = found["name"]
+        return {"name": name.decode() if isinstance(name, bytes) else str(name),
+                "total_memory": int(found["totalGlobalMem"]), "major": int(found["major"]),
+                "minor": int(found["minor"]),
+                "multi_processor_count": int(found["multiProcessorCount"])}
+
     def pool_usage(self, index: int) -> tuple[int, int]:
         """(used, reserved) bytes of CuPy's memory pool on GPU ``index``."""
         with self.cupy.cuda.Device(index):
@@ -131,4 +141,5 @@ def cuda_spec() -> DeviceSpec:
         stage=lambda array, index: runtime.stage(array, index),
         allocator_usage=lambda index: runtime.pool_usage(index),
         release_cached=lambda index: runtime.release_cached(index),
+        properties=lambda index: runtime.properties(index),
     )
