@@ -1,4 +1,4 @@
-"""Running-selection kernels (cummax/cummin indices), written once against ``xp``."""
+"""Scan kernels (cummax/cummin indices, cumprod, logcumsumexp), written once against ``xp``."""
 
 from __future__ import annotations
 
@@ -19,5 +19,31 @@ def kernels(xp, special) -> dict:
 
         return kernel
 
+    def accumulator(dtype):
+        """The running value's dtype, wider than the input's as in PyTorch's CPU scans (its
+        acc_type): float16 runs in float32, float32 in float64; each output is rounded once."""
+        return {"float16": xp.float32, "float32": xp.float64}.get(dtype.name)
+
+    def cumprod(x, dim):
+        if x.dtype.kind not in "f":
+            x = x.astype(xp.int64)
+        if x.ndim == 0:
+            return x.copy()
+        return xp.cumprod(x, axis=dim, dtype=accumulator(x.dtype)).astype(x.dtype, copy=False)
+
+    def logcumsumexp(x, dim, reverse):
+        if x.ndim == 0:
+            return x.copy()
+        wide = x.astype(accumulator(x.dtype) or x.dtype, copy=False)
+        if reverse:
+            wide = xp.flip(wide, dim)
+        # logaddexp pairs the running value with each element without forming exp(x): no
+        # overflow for large x and no underflow for elements far below the running value
+        out = xp.logaddexp.accumulate(wide, axis=dim)
+        if reverse:
+            out = xp.flip(out, dim)
+        return xp.ascontiguousarray(out, dtype=x.dtype)
+
     return {"cummax_index": index_scan(xp.maximum.accumulate),
-            "cummin_index": index_scan(xp.minimum.accumulate)}
+            "cummin_index": index_scan(xp.minimum.accumulate), "cumprod": cumprod,
+            "logcumsumexp": logcumsumexp}
