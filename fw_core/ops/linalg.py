@@ -18,12 +18,12 @@ from functools import lru_cache
 from string import ascii_letters
 
 from ..dtypes import promote_types
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, ShapeError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from .broadcast import sum_to
-from .creation import ones
+from .creation import eye, ones
 from .dispatch import apply, check_tensors
 from .elementwise import mul
 from .meta import broadcast_shapes, located, promote
@@ -154,11 +154,6 @@ def _normalize(equation: str, ndims: tuple[int, ...]) -> str:
         letters = term.replace("...", "")
         if "." in letters or term.count("...") > 1:
             raise _equation_error(equation, f"term {term!r} has a stray '.' or two ellipses")
-        if len(set(letters)) != len(letters):
-            raise UnsupportedError(
-                f"equation {equation!r}: term {term!r} repeats a subscript (a diagonal or trace)",
-                op="einsum", hint="multiply by an identity instead, e.g. "
-                "fw.einsum('ij,ij->i', x, fw.eye(n)) for the diagonal of an n x n x")
         if len(letters) > ndim or ("..." not in term and len(letters) != ndim):
             raise _equation_error(equation, f"term {term!r} does not fit an operand with {ndim} "
                                   "dimension(s)", hint="give one letter per dimension, or '...' "
@@ -237,6 +232,11 @@ def _einsum_vjp(ctx, g):
             continue
         others = [t for j, t in enumerate(terms) if j != i] + [output]
         tensors = [o for j, o in enumerate(operands) if j != i] + [g]
+        # a repeated subscript (a diagonal) gets a fresh letter, tied to the first by an identity
+        term, ties = _distinct(term, shape, ctx.attrs["equation"])
+        for pair, n in ties:
+            others.append(pair)
+            tensors.append(eye(n, dtype=g.dtype, device=g.device))
         have = letter_sizes(others, [t.shape for t in tensors])
         missing = [(c, n) for c, n in zip(term, shape)
                    if c not in have or (have[c] == 1 and n != 1)]
@@ -246,6 +246,51 @@ def _einsum_vjp(ctx, g):
         grad = apply(EINSUM, tuple(tensors), {"equation": ",".join(others) + "->" + term})
         grads.append(sum_to(grad, shape))
     return tuple(grads)
+
+
+def _distinct(term: str, shape, equation: str):
+    """``term`` with each repeated subscript's later occurrences renamed to letters unused in
+    ``equation``, and the ``(first + renamed, size)`` pairs an identity ties together:
+    ``"iij"`` -> ``("iaj", [("ia", n)])``."""
+    if len(set(term)) == len(term):
+        return term, []
+    spare = iter(c for c in ascii_letters if c not in equation)
+    letters, ties = [], []
+    for c, n in zip(term, shape):
+        if c in letters:
+            fresh = next(spare)
+            ties.append((c + fresh, n))
+            c = fresh
+        letters.append(c)
+    return "".join(letters), ties
+
+
+def _take_diagonals(operands, equation: str):
+    """Operands whose terms repeat a subscript replaced by those diagonals (one-operand einsums,
+    whose gradient the identity ties give), and the equation on the reduced terms: kernels of
+    several operands then see each subscript once per operand."""
+    terms, output = split(equation)
+    reduced, new_terms = [], []
+    for operand, term in zip(operands, terms):
+        distinct = "".join(dict.fromkeys(term))
+        if distinct != term:
+            operand = apply(EINSUM, (operand,), {"equation": f"{term}->{distinct}"})
+        reduced.append(operand)
+        new_terms.append(distinct)
+    return tuple(reduced), ",".join(new_terms) + "->" + output
+
+
+def _check_diagonal_sizes(operands, equation: str) -> None:
+    """A subscript repeated within one operand must have one size there (no broadcasting)."""
+    for k, (operand, term) in enumerate(zip(operands, split(equation)[0])):
+        seen: dict[str, int] = {}
+        for c, n in zip(term, operand.shape):
+            if seen.setdefault(c, n) != n:
+                raise ShapeError(
+                    f"subscript {c!r} is repeated for operand {k} but the sizes don't match, "
+                    f"{seen[c]} != {n}", op="einsum",
+                    hint="a repeated subscript takes a diagonal: those dimensions must have the "
+                    "same size")
 
 
 #: matmul's gradients by operand rank (1, or 2 for 2 and more): (equation for a, for b); the
@@ -349,7 +394,8 @@ def einsum(equation: str, *operands) -> Tensor:
     leading dimensions, which broadcast; without ``->`` the output is the ellipsis dimensions
     and then the letters used once, in alphabetical order. Operands may also be given as one
     list. Dimensions with the same letter must have the same size (or 1, which broadcasts).
-    A letter repeated within one operand (a diagonal, 'ii->i') raises UnsupportedError.
+    A letter repeated within one operand takes that diagonal: ``"ii->i"`` is the diagonal,
+    ``"ii"`` the trace, ``"iij->j"`` the traces of each ``[:, :, j]`` slice.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -359,6 +405,10 @@ def einsum(equation: str, *operands) -> Tensor:
     check_tensors(EINSUM, *operands)
     try:
         normal = _normalize(equation, tuple(o._data.ndim for o in operands))
+        if any(len(set(t)) != len(t) for t in split(normal)[0]):
+            _check_diagonal_sizes(operands, normal)
+            if len(operands) > 1:
+                operands, normal = _take_diagonals(operands, normal)
     except ShapeError as err:
         raise located(err, "einsum", operands) from None
     return apply(EINSUM, operands, {"equation": normal})
