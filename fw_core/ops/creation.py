@@ -345,9 +345,14 @@ def arange(start, end=None, step=1, dtype=None, device=None) -> Tensor:
 
 
 def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, computed as
+    PyTorch does: integer dtypes truncate each value toward zero; bool is refused."""
     try:
         dtype, device = _resolve(dtype, device)
+        if dtype is _dt.bool_:
+            raise DTypeError("bool has no evenly spaced values", op="linspace",
+                             hint="make floats or integers, then compare: "
+                             "fw.linspace(0, 1, n) > 0.5")
         attrs = {"start": start, "end": end, "steps": _count(steps, "steps"),
                  "dtype": dtype.numpy}
         return _created(LINSPACE, device, attrs, False)

@@ -34,6 +34,13 @@ CASES = [
           lambda torch: torch.arange(5, 0, -2)),
     _made("linspace", "inclusive", lambda fw: fw.linspace(-1, 1, 5),
           lambda: np.linspace(-1, 1, 5, dtype=np.float32), lambda torch: torch.linspace(-1, 1, 5)),
+    # integers: each value truncated toward zero (four zeros here), as PyTorch's
+    _made("linspace", "int32_truncates", lambda fw: fw.linspace(5, -5, 20, dtype=fw.int32),
+          lambda: np.trunc(np.where(np.arange(20) < 10, 5 - np.arange(20) * 10 / 19,
+                                    -5 + (19 - np.arange(20)) * 10 / 19)).astype(np.int32),
+          lambda torch: torch.linspace(5, -5, 20, dtype=torch.int32)),
+    _made("linspace", "one_step_is_start", lambda fw: fw.linspace(5, 10, 1),
+          lambda: np.array([5.0], np.float32), lambda torch: torch.linspace(5, 10, 1)),
     _made("eye", "square", lambda fw: fw.eye(3), lambda: np.eye(3, dtype=np.float32),
           lambda torch: torch.eye(3)),
     _made("eye", "rectangular", lambda fw: fw.eye(2, 4, dtype=fw.float64),
