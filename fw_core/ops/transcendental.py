@@ -1,5 +1,6 @@
 """Elementwise functions beyond the basic ones: the other trigonometric and hyperbolic functions
-and their inverses, logarithms and powers in base 2 and 10, and truncation.
+and their inverses, logarithms and powers in base 2 and 10, truncation, and the C library's
+``fmod``, ``copysign`` and ``hypot``, with ``nan_to_num`` and ``sgn``.
 
 They belong to the elementwise family (same meta rule, Jacobian structure and helpers as
 :mod:`fw_core.ops.elementwise`); each gradient is written in fw ops, so it is differentiable
@@ -8,18 +9,34 @@ again. Integer inputs give float32, as in PyTorch.
 
 from __future__ import annotations
 
-__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "exp2", "frac", "log10",
-           "log2", "sinh", "tan", "trunc"]
+__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "copysign", "cosh", "exp2", "fmod",
+           "frac", "hypot", "log10", "log2", "nan_to_num", "sgn", "sinh", "tan", "trunc"]
 
 import math
+
+import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import DTypeError
 from ..tensor import Tensor
 from . import anchors
-from .dispatch import apply_unary
-from .elementwise import _FLAT, _unary_fn, _unary_op, _zero_grad, sqrt, square
-from .meta import located
+from .dispatch import apply, apply_binary, apply_unary
+from .elementwise import (
+    _FLAT,
+    _binary_fn,
+    _binary_op,
+    _unary_fn,
+    _unary_op,
+    _zero_grad,
+    isinf,
+    isnan,
+    logical_or,
+    sign,
+    sqrt,
+    square,
+    where,
+)
+from .meta import located, promote, spec_of
 
 
 def _near(value: float):
@@ -93,6 +110,94 @@ def frac(x):
                                  op="frac", hint="an integer's fractional part is 0; convert "
                                  "with x.float() if you need it as a tensor"), None, (x,))
     return apply_unary(FRAC, x)
+
+
+
+# -- the C library's remainder, sign transfer and hypotenuse -------------------------------------
+def _fmod_vjp(ctx, g):
+    a, b = ctx.inputs
+    return (g if ctx.next[0] is not None else None,
+            -g * trunc(a / b) if ctx.next[1] is not None else None)
+
+
+def _copysign_vjp(ctx, g):
+    """PyTorch's: ``g * out / a`` (+-1; NaN at an infinite a), 0 where a == 0; no gradient
+    reaches b's sign."""
+    a = ctx.inputs[0]
+    ga = None
+    if ctx.next[0] is not None:
+        zero = a == 0
+        ga = g * where(zero, 0.0, ctx.out / where(zero, 1.0, a))
+    return ga, g * 0.0 if ctx.next[1] is not None else None
+
+
+def _hypot_vjp(ctx, g):
+    a, b = ctx.inputs
+    return (g * a / ctx.out if ctx.next[0] is not None else None,
+            g * b / ctx.out if ctx.next[1] is not None else None)
+
+
+FMOD = _binary_op("fmod", "a - b * trunc(a / b): the remainder with the sign of a (C's fmod); "
+                  "integer division by zero raises, as in PyTorch.", _fmod_vjp,
+                  anchors.kink("jumps by b wherever a crosses a multiple of b; between jumps the "
+                               "gradient w.r.t. a is 1"))
+COPYSIGN = _binary_op("copysign", "|a| with the sign bit of b (-0.0 and NaN's sign bit count); "
+                      "integers give float32.", _copysign_vjp,
+                      anchors.kink("the sign flips where b crosses 0 (b gets no gradient); at "
+                                   "a = 0 the gradient is 0", region=lambda a, b: a == 0),
+                      saves=("inputs", "out"), float_result=True)
+HYPOT = _binary_op("hypot", "sqrt(a^2 + b^2) without overflow or underflow in the squares.",
+                   _hypot_vjp,
+                   anchors.kink("a cone's tip at a = b = 0: the gradient (a, b) / hypot is NaN "
+                                "there", region=lambda a, b: a == 0 and b == 0),
+                   saves=("inputs", "out"))
+
+
+def _nan_to_num_vjp(ctx, g):
+    x = ctx.inputs[0]
+    return (where(logical_or(isnan(x), isinf(x)), 0.0, g),)
+
+
+NAN_TO_NUM = _unary_op(
+    "nan_to_num", "x with NaN, +inf and -inf replaced by the numbers given.", _nan_to_num_vjp,
+    anchors.flat("a replaced element is a constant: its gradient is 0 (1 elsewhere)",
+                 region=lambda x: not math.isfinite(x)),
+    attrs=", nan: float, posinf: float, neginf: float")
+
+fmod, copysign = map(_binary_fn, (FMOD, COPYSIGN))
+
+
+def hypot(input, other):
+    """``sqrt(input^2 + other^2)``, elementwise (broadcast), exact where the squares would
+    overflow. Floating point only: DTypeError for integers, which PyTorch refuses too.
+
+    Contract: ``fw.ops.get('hypot')``."""
+    dtype = promote(*(spec_of(o) for o in (input, other)))
+    if dtype.category != _dt.FLOATING:
+        raise located(DTypeError(f"hypot takes floating-point tensors, got {dtype.name}",
+                                 op="hypot", hint="convert first, e.g. x.float()"), None,
+                      tuple(v for v in (input, other) if isinstance(v, Tensor)))
+    return apply_binary(HYPOT, input, other)
+
+
+def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None):
+    """``input`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``; the
+    infinities default to the dtype's largest and lowest finite values, as in PyTorch.
+    Integers and bools come back unchanged (a copy).
+
+    Contract: ``fw.ops.get('nan_to_num')``."""
+    largest = float(np.finfo(input.dtype.numpy).max) if input.dtype.is_floating_point else 0.0
+    attrs = {"nan": float(nan), "posinf": largest if posinf is None else float(posinf),
+             "neginf": -largest if neginf is None else float(neginf)}
+    return apply(NAN_TO_NUM, (input,), attrs)
+
+
+def sgn(input):
+    """The sign of each element (-1, 0 or 1; NaN stays NaN): PyTorch's ``sgn``, which for
+    real tensors is ``sign``."""
+    return sign(input)
+
 
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)
 METHODS = {name: globals()[name] for name in __all__}

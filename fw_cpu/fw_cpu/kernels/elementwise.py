@@ -81,6 +81,17 @@ def kernels(xp, special) -> dict:
             raise _integer_division_by_zero()
         return out
 
+    def fmod(a, b):
+        out = xp.fmod(a, b)
+        if out.dtype.kind in "iu" and has_zero(b):
+            raise _integer_division_by_zero()
+        return out
+
+    def nan_to_num(x, nan, posinf, neginf):
+        if x.dtype.kind not in "fc":
+            return x.copy()
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
     def erf(x):
         if fast is not None and fast.applies(x):
             return fast("erf", x)
@@ -106,7 +117,8 @@ def kernels(xp, special) -> dict:
         "round": xp.round, "isnan": xp.isnan, "isinf": xp.isinf,
         "logical_not": xp.logical_not, "add": xp.add, "sub": xp.subtract, "mul": xp.multiply,
         "div": xp.true_divide, "pow": xp.power, "remainder": remainder,
-        "floor_divide": floor_divide, "maximum": xp.maximum, "minimum": xp.minimum,
+        "floor_divide": floor_divide, "fmod": fmod, "copysign": xp.copysign,
+        "hypot": xp.hypot, "nan_to_num": nan_to_num, "maximum": xp.maximum, "minimum": xp.minimum,
         "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
         "gt": xp.greater, "ge": xp.greater_equal, "logical_and": xp.logical_and,
         "logical_or": xp.logical_or, "bitwise_and": xp.bitwise_and,
