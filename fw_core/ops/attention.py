@@ -27,7 +27,7 @@ from .broadcast import sum_to
 from .creation import as_tensor
 from .dispatch import apply
 from .elementwise import where
-from .meta import argument_error, broadcast_shapes, located, require_floating
+from .meta import argument_error, broadcast_shapes, located, normalize_dim, require_floating
 from .nn import DROPOUT, _keep_mask, _softmax_grad, meta_error, safe_softmax, softmax
 from .registry import define_op
 
@@ -127,8 +127,27 @@ SCALED_DOT_PRODUCT_ATTENTION = define_op(
     saves=("inputs",))
 
 
+def _grouped_heads(kv, heads: int):
+    """``kv`` with each of its heads (dimension -3) repeated to make ``heads``, as PyTorch's
+    ``enable_gqa`` does (``repeat_interleave``): query heads ``i * r .. (i + 1) * r - 1`` share
+    key/value head ``i``. Made of expand and reshape, so gradients sum over each group."""
+    axis = normalize_dim(-3, kv._data.ndim, "scaled_dot_product_attention")
+    n = kv.shape[axis]
+    if n == heads:
+        return kv
+    if n == 0 or heads % n:
+        raise ShapeError(
+            f"with enable_gqa the number of heads in key and value must divide the number of "
+            f"heads in query ({heads}), got {n}", op="scaled_dot_product_attention",
+            hint="give key and value a number of heads (dimension -3) that divides the query's")
+    lead, rest = tuple(kv.shape[:axis]), tuple(kv.shape[axis + 1:])
+    spread = shape.expand(shape.unsqueeze(kv, axis + 1), *lead, n, heads // n, *rest)
+    return shape.reshape(spread, *lead, heads, *rest)
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None):
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False):
     """softmax(q k^T * scale + mask) v, with PyTorch's semantics.
 
     Args:
@@ -140,12 +159,16 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p: float = 0.0
             mask comes from ``fw.random.default_generator``.
         is_causal: query i attends to keys 0..i (top-left aligned); excludes ``attn_mask``.
         scale: defaults to 1 / sqrt(E).
+        enable_gqa: grouped-query attention: k and v may have fewer heads (dimension -3) than
+            q, each shared by a group of query heads (their number must divide q's).
 
     A query with no allowed key gets all-zero weights (output 0 and zero gradient), not NaN,
     as PyTorch; rows with at least one allowed key are a normal softmax.
 
     Raises:
-        ShapeError: q, k, v or the mask do not fit; UnsupportedError: mask with is_causal.
+        ShapeError: q, k, v or the mask do not fit (with enable_gqa: k's or v's heads do not
+            divide q's; an IndexError too for inputs under 3-d); UnsupportedError: mask with
+            is_causal.
     """
     try:
         if is_causal and attn_mask is not None:
@@ -158,6 +181,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p: float = 0.0
                                  f"got {dropout_p}",
                                  "pass the fraction of attention weights to drop",
                                  values=(q, k, v), dropout_p=dropout_p)
+        if enable_gqa:
+            heads = q.shape[normalize_dim(-3, q._data.ndim, "scaled_dot_product_attention")]
+            k, v = _grouped_heads(k, heads), _grouped_heads(v, heads)
         if scale is None:
             features = q._data.shape[-1] if q._data.ndim else 0
             scale = 1.0 / math.sqrt(features) if features else 1.0

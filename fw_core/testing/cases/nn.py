@@ -341,6 +341,11 @@ _ATTENTION = [
     _attention_case("causal_more_queries", [(1, 5, 3), (1, 3, 3), (1, 3, 2)], is_causal=True),
     _attention_case("scale", [(2, 3, 4), (2, 5, 4), (2, 5, 2)], scale=0.3),
     _attention_case("broadcast_batch", [(2, 1, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)]),
+    # grouped-query heads: each key/value head serves a group of query heads
+    _attention_case("grouped_query_heads", [(2, 6, 3, 4), (2, 2, 5, 4), (2, 3, 5, 3)],
+                    reference=lambda q, k, v: _attention(q, np.repeat(k, 3, -3),
+                                                         np.repeat(v, 2, -3)),
+                    enable_gqa=True),
     OpCase("scaled_dot_product_attention", "dropout_seeded",
            [arg(2, 3, 4), arg(2, 5, 4), arg(2, 5, 2)],
            lambda fw, q, k, v: (fw.manual_seed(0),

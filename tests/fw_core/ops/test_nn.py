@@ -326,3 +326,20 @@ def test_attention_shape_errors_name_the_shapes():
         fw.scaled_dot_product_attention(q, k, short_v)
     with pytest.raises(ShapeError, match="attn_mask"):
         fw.scaled_dot_product_attention(q, k, v, fw.ones(3, 5, dtype=fw.bool))
+
+
+def test_attention_grouped_query_heads_refuses_heads_that_do_not_divide():
+    """enable_gqa as torch: key/value heads must divide the query's (a RuntimeError there and
+    here), and inputs need a heads dimension (an IndexError in both)."""
+    q, k = fw.randn(2, 7, 4, 8), fw.randn(2, 2, 5, 8)
+    with pytest.raises(ShapeError, match=r"must divide the number of heads in query \(7\)"):
+        fw.scaled_dot_product_attention(q, k, k, enable_gqa=True)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.scaled_dot_product_attention(
+            torch.randn(2, 7, 4, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8),
+            enable_gqa=True)
+    with pytest.raises(IndexError):
+        fw.scaled_dot_product_attention(fw.randn(4, 8), fw.randn(5, 8), fw.randn(5, 8),
+                                        enable_gqa=True)
+    with pytest.raises(ShapeError):  # without enable_gqa the heads must broadcast
+        fw.scaled_dot_product_attention(fw.randn(2, 6, 4, 8), k, k)
