@@ -20,6 +20,7 @@ from ..._state import state
 from ...errors import ShapeError
 from ...ops.creation import empty, zeros
 from ...ops.elementwise import sigmoid, tanh
+from ...ops.indexing import index_select
 from ...ops.linalg import linear
 from ...ops.meta import argument_error, describe
 from ...ops.rnn import gru_layer, lstm_layer, rnn_layer
@@ -28,7 +29,9 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from ._check import check_choice, check_range, check_size
+from .rnn_packed import run_packed
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -133,20 +136,23 @@ class _RNNBase(Module):
                         f"{tuple(h.shape)}", f"create {what} with shape {expected}", h)
 
     # -- running ------------------------------------------------------------------------------
-    def _run(self, x, states: list):
+    def _run(self, x, states: list, layer_fn=None):
         """Run every layer and direction; ``states`` holds, per (layer, direction), the
         initial state tuple ((h,) or (h, c)), each (N, size). Returns the last layer's output
-        (L, N, D * H_out) time-major and the final state tuples."""
+        (L, N, D * H_out) time-major and the final state tuples. ``layer_fn`` (default
+        ``self._layer``, same signature) runs one layer and direction: a packed input passes
+        one that runs it on packed rows (``rnn_packed``)."""
+        layer_fn = layer_fn or self._layer
         directions = 2 if self.bidirectional else 1
         finals = []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
-                y, final = self._layer(x, states[layer * directions + direction],
-                                       self._weights(layer, direction), bool(direction))
+                y, final = layer_fn(x, states[layer * directions + direction],
+                                    self._weights(layer, direction), bool(direction))
                 outputs.append(y)
                 finals.append(final)
-            x = outputs[0] if directions == 1 else cat(outputs, dim=2)
+            x = outputs[0] if directions == 1 else cat(outputs, dim=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, finals
@@ -158,10 +164,14 @@ class _RNNBase(Module):
             x = unsqueeze(x, 1)
         elif self.batch_first:
             x = transpose(x, 0, 1)
-        batch = x.shape[1]
-        sizes = self._state_sizes()
+        return x, batched, self._initial_states(hx_parts, x, x.shape[1], batched)
+
+    def _initial_states(self, hx_parts: tuple, x, batch: int, batched: bool, order=None):
+        """Per (layer, direction), the initial state tuple, each (batch, size): the given
+        states checked (and, for a packed input, put in its sorted ``order``), zeros where
+        None."""
         parts = []
-        for h, size, what in zip(hx_parts, sizes, ("h_0", "c_0")):
+        for h, size, what in zip(hx_parts, self._state_sizes(), ("h_0", "c_0")):
             if h is None:
                 h = zeros(self.num_layers * (2 if self.bidirectional else 1), batch, size,
                           dtype=x.dtype, device=x.device)
@@ -169,8 +179,19 @@ class _RNNBase(Module):
                 self._check_state(h, batch, size, batched, what)
                 if not batched:
                     h = unsqueeze(h, 1)
+                if order is not None:
+                    h = index_select(h, 1, order)
             parts.append(unbind(h, 0))
-        return x, batched, [tuple(p[i] for p in parts) for i in range(len(parts[0]))]
+        return [tuple(p[i] for p in parts) for i in range(len(parts[0]))]
+
+    def _forward(self, x, hx_parts: tuple):
+        """(output, final states stacked (num_layers * D, N, *)) for a tensor input or, with
+        the output packed alike, a PackedSequence."""
+        if isinstance(x, PackedSequence):
+            return run_packed(self, x, hx_parts)
+        x, batched, states = self._prepare(x, hx_parts)
+        out, finals = self._run(x, states)
+        return self._finish(out, finals, batched)
 
     def _finish(self, out, finals, batched: bool):
         """Output in the caller's layout, and the final states stacked (num_layers * D, N, *)."""
@@ -232,9 +253,7 @@ class RNN(_RNNBase):
         return y, (h,)
 
     def forward(self, x, hx=None):
-        x, batched, states = self._prepare(x, (hx,))
-        out, finals = self._run(x, states)
-        out, (h_n,) = self._finish(out, finals, batched)
+        out, (h_n,) = self._forward(x, (hx,))
         return out, h_n
 
     def extra_repr(self) -> str:
@@ -293,9 +312,7 @@ class LSTM(_RNNBase):
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise _fail("LSTM", "LSTM expects hx as a tuple (h_0, c_0)",
                         "pass both initial states, or None for zeros", x, hx)
-        x, batched, states = self._prepare(x, (None, None) if hx is None else tuple(hx))
-        out, finals = self._run(x, states)
-        out, (h_n, c_n) = self._finish(out, finals, batched)
+        out, (h_n, c_n) = self._forward(x, (None, None) if hx is None else tuple(hx))
         return out, (h_n, c_n)
 
 
@@ -319,7 +336,5 @@ class GRU(_RNNBase):
         return y, (h,)
 
     def forward(self, x, hx=None):
-        x, batched, states = self._prepare(x, (hx,))
-        out, finals = self._run(x, states)
-        out, (h_n,) = self._finish(out, finals, batched)
+        out, (h_n,) = self._forward(x, (hx,))
         return out, h_n

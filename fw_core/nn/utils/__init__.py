@@ -1,11 +1,14 @@
-"""Helpers around a training step, at PyTorch's address (``torch.nn.utils``): gradient clipping.
+"""Helpers around layers and training, at PyTorch's address (``torch.nn.utils``): gradient
+clipping, packed variable-length sequences (:mod:`.rnn`), flattening parameters into one
+vector, parametrizations and the weight-norm / spectral-norm reparametrisations.
 
-The implementations live in :mod:`fw_core.optim.clip` (``fw.optim.clip_grad_norm_`` is the same
-function).
+The clipping functions live in :mod:`fw_core.optim.clip` (``fw.optim.clip_grad_norm_`` is the
+same function).
 """
 
 from __future__ import annotations
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn"]
 
-from ..optim.clip import clip_grad_norm_, clip_grad_value_
+from ...optim.clip import clip_grad_norm_, clip_grad_value_
+from . import rnn
