@@ -218,7 +218,7 @@ def _call_vjp(node, g):
         raise AutogradError(f"VJP returned {len(grads)} gradients for {len(node.next)} inputs",
                             op=op.name, hint="return one gradient (or None) per input")
     for gi, shape in zip(grads, node.input_shapes):
-        if gi is not None and gi._data.shape != shape:
+        if gi is not None and shape is not None and gi._data.shape != shape:
             raise AutogradError(
                 f"VJP returned a gradient of shape {tuple(gi._data.shape)} for an input of "
                 f"shape {shape}", op=op.name, module=node.module or None,

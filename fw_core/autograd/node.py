@@ -39,7 +39,7 @@ class Node:
         saves = op.saves
         if "inputs" in saves:
             self._inputs = inputs
-            self._versions = tuple(_version_of(t) for t in inputs)
+            self._versions = tuple(version_of(t) for t in inputs)
         else:
             self._inputs = None
         if "out" in saves:
@@ -51,6 +51,27 @@ class Node:
             self._out_version = (counter, counter[0])
         else:
             self._out_data = None
+
+    @staticmethod
+    def linked(op, target: Node, attrs: dict, module: str) -> Node:
+        """A node whose one edge leads into node ``target`` rather than to a tensor's producer
+        (an output of a multi-output ``autograd.Function``); the gradient it passes on is not
+        a tensor, so its input shape is None and the engine does not check it."""
+        node = object.__new__(Node)
+        node.op = op
+        node.attrs = attrs
+        node.module = module
+        node.hooks = None
+        node.released = False
+        node.next = (target,)
+        node.input_shapes = (None,)
+        node._inputs = None
+        node._out_data = None
+        return node
+
+    def name(self) -> str:
+        """``"<op>Backward"``, as PyTorch's ``grad_fn.name()``."""
+        return f"{self.op.name}Backward"
 
     # -- the ctx a VJP reads ------------------------------------------------------------------
     @property
@@ -108,10 +129,10 @@ class Node:
 
     def __repr__(self) -> str:
         where = f" in {self.module}" if self.module else ""
-        return f"<{self.op.name}Backward{where}>"
+        return f"<{self.name()}{where}>"
 
 
-def _version_of(t):
+def version_of(t):
     if t.__class__ in _SCALARS or t is None:
         return (None, 0)
     counter = t._vc

@@ -108,6 +108,12 @@ class Tracer:
         self._define(t._data, value)
         self.graph.log.append(f"trace: {what} is drawn again on every run")
 
+    def note(self, what: str) -> None:
+        """A line for ``explain()`` on how part of the run was traced (said once)."""
+        line = f"trace: {what}"
+        if line not in self.graph.log:
+            self.graph.log.append(line)
+
     # -- ops and effects ----------------------------------------------------------------------
     def on_op(self, op, inputs: tuple, attrs: dict, result: Tensor) -> None:
         values = tuple(self._input(t) for t in inputs)
