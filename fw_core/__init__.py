@@ -68,6 +68,7 @@ from .legacy_tensors import *  # noqa: E402,F403
 from .io import load, save, serializable  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
 from . import memory, scheduler, threads  # noqa: E402
+from . import func  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
 from .context import context  # noqa: E402
 from .compile import compile, traceable  # noqa: E402,A004

@@ -25,6 +25,8 @@ from .. import dtypes as _dt
 from .._state import state
 from ..inspect import source_line
 from ..memory import track
+from ..pytree import flatten as _flatten
+from ..pytree import unflatten as _unflatten
 from ..tensor import Tensor
 from .ir import Effect, Graph, Node, Value
 
@@ -301,29 +303,6 @@ def _cast_op():
     from ..ops.registry import get
 
     return get("cast")
-
-
-def _flatten(obj, leaves: list):
-    if isinstance(obj, Tensor):
-        leaves.append(obj)
-        return ("tensor",)
-    if isinstance(obj, (tuple, list)):
-        return (type(obj), [_flatten(o, leaves) for o in obj])
-    if isinstance(obj, dict):
-        return (dict, [(k, _flatten(v, leaves)) for k, v in obj.items()])
-    return ("const", obj)
-
-
-def _unflatten(structure, tensors):
-    kind = structure[0]
-    if kind == "tensor":
-        return next(tensors)
-    if kind == "const":
-        return structure[1]
-    if kind is dict:
-        return {k: _unflatten(s, tensors) for k, s in structure[1]}
-    items = [_unflatten(s, tensors) for s in structure[1]]
-    return kind(items) if kind is not tuple else tuple(items)
 
 
 class _ArrayMap:
