@@ -22,6 +22,7 @@ from . import (
     optim,
     reduction,
     rnn,
+    sampling,
     scans,
     selection,
     shape,
@@ -35,7 +36,7 @@ from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
             conv, nn, attention, rnn, loss, optim, composed, sorting, scans, unique,
-            selection, index_update, diagonals, windows)
+            selection, index_update, diagonals, windows, sampling)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

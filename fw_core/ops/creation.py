@@ -412,13 +412,22 @@ def randn(*shape, dtype=None, device=None, generator=None, requires_grad=False) 
                    generator, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, generator=None) -> Tensor:
-    """Integers uniform in [low, high) (``randint(high, size=...)`` for low = 0); int64.
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
+    (int64 unless ``dtype`` says otherwise), as PyTorch.
 
-    Raises ArgumentError unless low < high (the range must hold at least one integer).
+    Raises ArgumentTypeError without a size, ArgumentError unless low < high (the range must
+    hold at least one integer).
     """
-    if high is None:
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
+    if size is None:
+        raise ArgumentTypeError("randint needs a size: randint(high, size) or randint(low, "
+                                "high, size)", op="randint",
+                                hint="e.g. fw.randint(10, (3,)) or fw.randint(0, 10, (3,))")
     if not low < high:
         raise ArgumentError(f"the range [{low}, {high}) holds no integer: low must be < high",
                             op="randint", inputs=describe(low=low, high=high, size=size),
@@ -427,21 +436,23 @@ def randint(low, high=None, size=(), dtype=None, device=None, generator=None) ->
     dtype = _dt.default_int if dtype is None else dtype
     size = (size,) if isinstance(size, numbers.Integral) else size
     return _random("randint", lambda rng, s: rng.integers(low, high, s), size, dtype, device,
-                   generator, False)
+                   generator, requires_grad)
 
 
-def randperm(n: int, device=None, generator=None) -> Tensor:
-    """A random permutation of 0 .. n-1 (int64)."""
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless ``dtype`` says otherwise)."""
     try:
         count = _count(n, "elements")
+        dtype = _dt.default_int if dtype is None else _dt.as_dtype(dtype)
         device = get_device("cpu" if device is None else device)
-        check_allocation("randperm", (count,), _dt.int64, device, {"n": n})
+        check_allocation("randperm", (count,), dtype, device, {"n": n})
     except FwError as err:
         raise located(err, "randperm", n=n) from None
     generator = generator or default_generator
     return _host_drawn(lambda: device.spec.from_numpy(
-        generator.numpy.permutation(count).astype(np.int64), device.index), device,
-        what="a random permutation")
+        generator.numpy.permutation(count).astype(dtype.numpy), device.index), device,
+        requires_grad, what="a random permutation")
 
 
 def _like(fn):
