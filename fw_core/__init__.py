@@ -50,6 +50,7 @@ from .ops.reduction import *  # noqa: E402,F403
 from .ops.shape import *  # noqa: E402,F403
 from .ops.transcendental import *  # noqa: E402,F403
 from .ops.composed import *  # noqa: E402,F403
+from .ops.distance import *  # noqa: E402,F403
 from .ops.sorting import *  # noqa: E402,F403
 from .ops.scans import *  # noqa: E402,F403
 from .ops.unique import *  # noqa: E402,F403

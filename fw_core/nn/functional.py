@@ -34,7 +34,10 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "triplet_margin_loss", "triplet_margin_with_distance_loss",
            # activations composed of other ops
            "celu", "glu", "hardshrink", "hardsigmoid", "hardswish", "logsigmoid", "normalize",
-           "prelu", "selu", "softshrink", "softsign", "tanhshrink", "threshold"]
+           "prelu", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
+           # random, embedding and distance functions composed of other ops
+           "alpha_dropout", "cosine_similarity", "dropout1d", "dropout2d", "dropout3d",
+           "embedding_bag", "feature_alpha_dropout", "gumbel_softmax", "pairwise_distance"]
 
 import warnings
 
@@ -48,6 +51,7 @@ from ..ops import nn as _nn
 from ..ops import shape as _shape
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, conv_transpose2d, max_pool2d
 from ..ops.ctc import ctc_loss
+from ..ops.distance import cosine_similarity, pairwise_distance
 from ..ops.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -86,6 +90,15 @@ from .activations_composed import (
     softsign,
     tanhshrink,
     threshold,
+)
+from .embedding_composed import embedding, embedding_bag
+from .random_composed import (
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+    gumbel_softmax,
 )
 
 
@@ -250,24 +263,6 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     ``training``; the identity otherwise)."""
     out = _nn.dropout(input, p, training)
     return out if out is input else maybe_inplace(input, out, inplace)
-
-
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of ``weight`` (num_embeddings, dim) at the integer ``input`` indices:
-    (*) -> (*, dim). ``padding_idx``'s row gets no gradient.
-
-    Raises:
-        UnsupportedError: for max_norm, scale_grad_by_freq or sparse (not implemented).
-    """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise UnsupportedError(
-            "embedding: max_norm, scale_grad_by_freq and sparse gradients are not implemented",
-            op="embedding", module=state.module_path or None,
-            hint="drop these arguments; renormalise the weight yourself under fw.no_grad() if "
-            "you need max_norm")
-    return _nn.embedding(input, weight, padding_idx)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,

@@ -21,12 +21,12 @@ from .. import dtypes as _dt
 from ..errors import ArgumentError, DTypeError, FwError, IndexOutOfRangeError, ShapeError
 from . import reduction as _reduction
 from .creation import as_tensor
+from .distance import pairwise_distance
 from .elementwise import clamp, minimum, softplus, sqrt, where
 from .indexing import gather
 from .loss import _check_reduction, legacy_reduction
 from .loss_composed import check_broadcast, reduce_loss
 from .meta import located
-from .reduction import norm
 from .shape import unsqueeze
 
 
@@ -117,11 +117,6 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_aver
                       reduction=reduction) from None
 
 
-def _pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6):
-    """PyTorch's pairwise_distance: the p-norm of ``x1 - x2 + eps`` over the last dimension."""
-    return norm(x1 - x2 + eps, p, dim=max(x1.ndim, x2.ndim) - 1)
-
-
 def _triplet(op: str, anchor, positive, negative, distance, margin, swap, reduction):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), checked, for both triplet
     losses (``swap``: the nearer of d(anchor, negative) and d(positive, negative))."""
@@ -154,7 +149,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     reduction = legacy_reduction(size_average, reduce, reduction)
     try:
         return _triplet("triplet_margin_loss", anchor, positive, negative,
-                        lambda a, b: _pairwise_distance(a, b, p, eps), margin, swap, reduction)
+                        lambda a, b: pairwise_distance(a, b, p, eps), margin, swap, reduction)
     except FwError as err:
         raise located(err, "triplet_margin_loss", (anchor, positive, negative), margin=margin,
                       p=p, reduction=reduction) from None
@@ -167,7 +162,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     (default: the Euclidean pairwise distance), e.g. ``1 - cosine similarity``."""
     try:
         return _triplet("triplet_margin_with_distance_loss", anchor, positive, negative,
-                        distance_function or _pairwise_distance, margin, swap, reduction)
+                        distance_function or pairwise_distance, margin, swap, reduction)
     except FwError as err:
         raise located(err, "triplet_margin_with_distance_loss", (anchor, positive, negative),
                       margin=margin, reduction=reduction) from None

@@ -5,7 +5,8 @@ from .activation import __all__ as _activations
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose2d
-from .dropout import Dropout
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -32,10 +33,11 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .parameter_containers import ParameterDict, ParameterList
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN
 from .rnn_cell import GRUCell, LSTMCell, RNNCell
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
 
@@ -43,7 +45,9 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bili
            "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GRU",
            "GroupNorm", "Identity", "LSTM", "LayerNorm", "Linear", "MaxPool2d", "ModuleDict",
            "ModuleList", "MultiheadAttention", "RMSNorm", "RNN", "Sequential",
-           "GRUCell", "LSTMCell", "RNNCell",
+           "AlphaDropout", "CosineSimilarity", "Dropout1d", "Dropout2d", "Dropout3d",
+           "EmbeddingBag", "FeatureAlphaDropout", "GRUCell", "LSTMCell", "PairwiseDistance",
+           "ParameterDict", "ParameterList", "RNNCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
            # losses
