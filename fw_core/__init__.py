@@ -12,6 +12,7 @@ from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -58,6 +59,7 @@ from .ops.selection import *  # noqa: E402,F403
 from .ops.index_update import *  # noqa: E402,F403
 from .ops.diagonals import *  # noqa: E402,F403
 from .ops.windows import *  # noqa: E402,F403
+from .ops.sampling import *  # noqa: E402,F403
 from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401
@@ -70,6 +72,8 @@ from .io import load, save, serializable  # noqa: E402
 from .training import Model, Sequential, callbacks, metrics  # noqa: E402
 from . import memory, scheduler, threads  # noqa: E402
 from . import func  # noqa: E402
+from .printing import get_printoptions, set_printoptions  # noqa: E402
+from .switches import *  # noqa: E402,F403
 from .threads import get_num_threads, set_num_threads  # noqa: E402
 from .context import context  # noqa: E402
 from .compile import compile, traceable  # noqa: E402,A004

@@ -26,6 +26,8 @@ class _State(threading.local):
 
     def __init__(self):
         self.grad_enabled = True
+        #: inside ``fw.inference_mode()``: tensors made here are inference tensors
+        self.inference_mode = False
         #: dotted path of the module whose forward is running ("" outside any module)
         self.module_path = ""
         #: the inspectors called on this thread's ops

@@ -89,6 +89,26 @@ class Tensor:
         return self._data.itemsize
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per element (as ``element_size()``)."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements take: ``numel() * itemsize``."""
+        return int(self._data.size) * self._data.itemsize
+
+    def is_complex(self) -> bool:
+        """False: fw has no complex dtypes."""
+        return False
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``fw.inference_mode()`` (or is a view of one)."""
+        from .autograd.grad_mode import INFERENCE
+
+        return self._vc is INFERENCE
+
+    @property
     def is_leaf(self) -> bool:
         return self._node is None
 
@@ -206,12 +226,13 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(np.asarray(self.__array__()), separator=", ", precision=4,
-                               prefix="tensor(")
+        from .printing import format_values
+
+        body = format_values(np.asarray(self.__array__()), "tensor(")
         extras = []
         if self._device.type != "cpu":
             extras.append(f"device='{self._device}'")
-        if self._data.dtype not in (np.float32, np.int64, np.bool_):
+        if self._data.dtype not in (_dt.default_float.numpy, np.int64, np.bool_):
             extras.append(f"dtype={self.dtype!r}")
         if self._node is not None:
             extras.append(f"grad_fn={self._node!r}")
@@ -256,6 +277,10 @@ class Tensor:
                 "requires_grad_(False) on a non-leaf tensor",
                 hint="use t = t.detach() to cut a result from the graph",
             )
+        if requires_grad and self.is_inference() and not state.inference_mode:
+            raise AutogradError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed", hint="make a clone to get a normal tensor: t = t.clone()")
         if requires_grad and self._data.dtype.kind != "f":
             raise UnsupportedError(
                 f"only floating-point tensors can require gradients, got {self.dtype.name}",

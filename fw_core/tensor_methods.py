@@ -9,11 +9,14 @@ grad mode is on (PyTorch refuses the same on leaves); use them under ``fw.no_gra
 from __future__ import annotations
 
 from ._state import state
+from .autograd.grad_mode import INFERENCE, check_inference_write
 from .errors import AutogradError, ShapeError
 from .tensor import Tensor
 
 
 def _check_writable(x: Tensor, what: str) -> None:
+    if x._vc is INFERENCE:
+        check_inference_write()
     if state.grad_enabled and (x.requires_grad or x._node is not None):
         raise AutogradError(
             f"{what} on a tensor that requires grad while gradients are recorded",

@@ -45,14 +45,77 @@ class enable_grad(_GradMode):
     enabled = True
 
 
-class inference_mode(_GradMode):
-    """Like ``no_grad``: nothing is recorded, so no activation is kept alive for backward.
+class inference_mode:
+    """``no_grad`` that also marks every tensor made inside as an *inference tensor*, as
+    PyTorch's: ``t.is_inference()`` is True for it, and outside the mode autograd may not save
+    it for backward, write into it in place, or make it require grad (each raises an
+    AutogradError saying so; ``t.clone()`` gives a normal tensor).
 
-    fw's eager ops already skip all autograd bookkeeping when nothing is recorded, so this is
-    the same switch as ``no_grad``; it exists so PyTorch code reads unchanged.
+    ``inference_mode(False)`` changes nothing. Usable as ``with``, ``@inference_mode()`` and
+    ``@inference_mode``.
     """
 
-    enabled = False
+    def __new__(cls, mode=True):
+        if callable(mode):  # @inference_mode without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self._previous = (state.grad_enabled, state.inference_mode)
+        if self.mode:
+            state.grad_enabled = False
+            state.inference_mode = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        state.grad_enabled, state.inference_mode = self._previous
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class InferenceVersions:
+    """The version counter of every inference tensor (they have none of their own, as in
+    PyTorch): reads as version 0; an in-place write is refused outside inference mode."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index) -> int:
+        return 0
+
+    def __setitem__(self, index, value) -> None:
+        check_inference_write()
+
+
+def check_inference_write() -> None:
+    """Refuse an in-place write into an inference tensor outside inference mode (called
+    before the write, so the tensor is left as it was)."""
+    if not state.inference_mode:
+        from ..errors import AutogradError
+
+        raise AutogradError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed",
+            hint="make a clone to get a normal tensor before updating it in place: "
+            "t = t.clone()")
+
+
+#: the shared counter that marks a tensor as an inference tensor (``t._vc is INFERENCE``)
+INFERENCE = InferenceVersions()
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread runs inside ``fw.inference_mode()``."""
+    return state.inference_mode
 
 
 class set_grad_enabled(_GradMode):

@@ -138,6 +138,12 @@ def version_of(t):
     counter = t._vc
     if counter is None:
         counter = t._vc = [0]
+    elif counter.__class__ is not list:  # an inference tensor: it has no versions to check
+        raise AutogradError(
+            "Inference tensors cannot be saved for backward: this tensor was created in "
+            "fw.inference_mode() and is used in a computation autograd records",
+            hint="make a clone to get a normal tensor (t.clone()), or create it under "
+            "fw.no_grad() instead of fw.inference_mode()")
     return (counter, counter[0])
 
 

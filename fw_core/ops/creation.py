@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
+from ..autograd.grad_mode import INFERENCE
 from ..device import get as get_device
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, FwError, ShapeError
 from ..random import default_generator
@@ -149,6 +150,8 @@ def _created(op, device, attrs, requires_grad: bool, shape=None) -> Tensor:
 def _from_host(array: np.ndarray, device, requires_grad=False) -> Tensor:
     data = device.spec.from_numpy(array, device.index)
     t = Tensor._wrap(data, device, None, state.module_path)
+    if state.inference_mode:
+        t._vc = INFERENCE
     if state.tracer is not None:
         state.tracer.created(t)
     if requires_grad:
@@ -393,6 +396,8 @@ def _random(op: str, draw, shape, dtype, device, generator, requires_grad):
 def _host_drawn(make, device, requires_grad=False, what="a random tensor") -> Tensor:
     """A tensor drawn on the host by ``make()``; a compiled function draws it on every run."""
     t = Tensor._wrap(make(), device, None, state.module_path)
+    if state.inference_mode:
+        t._vc = INFERENCE
     if state.tracer is not None:
         state.tracer.host_value(t, make, what)
     if requires_grad:

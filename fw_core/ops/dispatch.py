@@ -11,6 +11,7 @@ import warnings
 
 from .. import dtypes as _dt
 from .._state import state
+from ..autograd.grad_mode import INFERENCE
 from ..autograd.node import Node
 from ..errors import ArgumentTypeError, DeviceError, FwError, KernelError, UnsupportedError
 from ..tensor import Tensor
@@ -68,13 +69,16 @@ def finish(op, inputs: tuple, attrs: dict, out, device) -> Tensor:
     switches = state.__dict__  # this thread's switches in one per-thread lookup
     module = switches["module_path"]
     result = _wrap(out, device, op, module)
-    if switches["grad_enabled"] and op.vjp is not None:
-        for t in inputs:
-            if t.__class__ not in _SCALAR_TYPES and t.requires_grad:
-                if out.dtype.kind == "f":
-                    result._node = Node(op, inputs, attrs, result, module)
-                    result.requires_grad = True
-                break
+    if switches["grad_enabled"]:
+        if op.vjp is not None:
+            for t in inputs:
+                if t.__class__ not in _SCALAR_TYPES and t.requires_grad:
+                    if out.dtype.kind == "f":
+                        result._node = Node(op, inputs, attrs, result, module)
+                        result.requires_grad = True
+                    break
+    elif switches["inference_mode"]:
+        result._vc = INFERENCE
     if switches["inspecting"]:
         from ..inspect import notify_op
 

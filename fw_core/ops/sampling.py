@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .._state import state
+from ..autograd.grad_mode import INFERENCE
 from ..autograd.node import Node
 from ..device import get as get_device
 from ..errors import DTypeError, InvalidArgumentError, UnsupportedError
@@ -79,6 +80,8 @@ def _result(op, values: np.ndarray, device, parameters: tuple) -> Tensor:
     tensor parameter requires grad."""
     out = Tensor._wrap(device.spec.from_numpy(np.ascontiguousarray(values), device.index),
                        device, op, state.module_path)
+    if state.inference_mode:
+        out._vc = INFERENCE
     if state.grad_enabled and values.dtype.kind == "f" and any(
             isinstance(p, Tensor) and p.requires_grad for p in parameters):
         out._node = Node(op, parameters, {}, out, state.module_path)
