@@ -369,3 +369,19 @@ def test_non_tensor_result_is_returned_as_is():
             return x.numel()
 
     assert Count.apply(fw.tensor([1.0, 2.0], requires_grad=True)) == 2
+
+
+def test_multi_output_function_backward_under_an_inspector():
+    from fw_core.records import Inspector
+
+    seen = []
+    inspector = Inspector(name="test-function-events",
+                          on_op=lambda event: seen.append((event.op.name, event.phase)))
+    SinCos = _two_outputs()
+    x = fw.tensor(VALUES, requires_grad=True)
+    with fw.inspect.activated(inspector):
+        s, c = SinCos.apply(x)
+        (s + c).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(VALUES) - np.sin(VALUES))
+    assert ("sum", "backward") in seen  # the recorded ops' VJPs were reported
+    assert seen.count(("cos", "forward")) == 2  # forward's cos, and the one backward ran
