@@ -6,8 +6,8 @@ and compile like what they are made of; their facts live in those ops' contracts
 
 from __future__ import annotations
 
-__all__ = ["allclose", "equal", "isclose", "isfinite", "isneginf", "isposinf", "lerp",
-           "logaddexp", "std_mean", "var_mean"]
+__all__ = ["addcdiv", "addcmul", "allclose", "equal", "isclose", "isfinite", "isneginf",
+           "isposinf", "lerp", "logaddexp", "std_mean", "var_mean"]
 
 
 from ..tensor import Tensor
@@ -66,6 +66,16 @@ def lerp(input: Tensor, end, weight) -> Tensor:
     return input + weight * (end - input)
 
 
+def addcmul(input: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2`` (broadcast)."""
+    return input + (tensor1 * tensor2 if value == 1 else tensor1 * tensor2 * value)
+
+
+def addcdiv(input: Tensor, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` (broadcast)."""
+    return input + (tensor1 / tensor2 if value == 1 else tensor1 / tensor2 * value)
+
+
 def logaddexp(input: Tensor, other) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow: the larger plus
     ``log1p(exp(-|input - other|))``."""
@@ -96,3 +106,5 @@ def _spread_mean(op, spread, input, dim, correction, keepdim, unbiased, axis, ke
 
 #: Tensor methods this module provides (bound by fw_core.tensor_methods)
 METHODS = {name: globals()[name] for name in __all__ if name not in ("std_mean", "var_mean")}
+METHODS.update({f"{name}_": _ew.inplace_method(globals()[name])
+                for name in ("addcmul", "addcdiv", "lerp")})

@@ -19,7 +19,7 @@ __all__ = ["abs", "add", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bi
 import math
 
 from .. import dtypes as _dt
-from ..errors import DTypeError, FwError
+from ..errors import ArgumentTypeError, DTypeError, FwError, InvalidArgumentError
 from ..records import Structure, TensorSpec
 from . import anchors
 from .broadcast import sum_to
@@ -322,14 +322,30 @@ DIV = _binary_op("div", "a / b (true division: integers give float32).", _div_vj
 
 
 def _pow_vjp(ctx, g):
+    """PyTorch's pow gradients: 0 w.r.t. the base where the exponent is 0 (x ** 0 is the
+    constant 1, even at x = 0 or inf); ``out * log(a)`` w.r.t. the exponent, except 0 where
+    a == 0 and b >= 0 (0 ** b is flat there), so a negative base gives NaN and 0 ** b < 0
+    gives -inf, as in PyTorch."""
     a, b = ctx.inputs
     ga = gb = None
     if ctx.next[0] is not None:
-        ga = g * b * a ** (b - 1)
+        if not isinstance(b, (int, float)):
+            ga = g * where(b == 0, 0.0, b * a ** (b - 1))
+        else:
+            ga = g * 0.0 if b == 0 else g * b * a ** (b - 1)
     if ctx.next[1] is not None:
-        log_a = math.log(a) if isinstance(a, (int, float)) else where(a > 0, log(a), 0.0)
-        gb = g * ctx.out * log_a
+        if not isinstance(a, (int, float)):
+            gb = g * where(logical_and(a == 0, b >= 0), 0.0, ctx.out * log(a))
+        elif a == 0:
+            gb = g * where(b >= 0, 0.0, ctx.out * -math.inf)
+        else:
+            gb = g * ctx.out * _scalar_log(a)
     return ga, gb
+
+
+def _scalar_log(a: float) -> float:
+    """log of a non-zero Python number as the tensor log gives it (NaN below 0)."""
+    return math.log(a) if a > 0 else math.nan
 
 
 POW = _binary_op("pow", "a ** b.", _pow_vjp,
@@ -488,8 +504,26 @@ sin, cos, tanh, sigmoid, erf, relu, silu, mish, floor, ceil, round = map(_unary_
     SIN, COS, TANH, SIGMOID, ERF, RELU, SILU, MISH, FLOOR, CEIL, ROUND))
 isnan, isinf, logical_not, lgamma, digamma = map(_unary_fn, (
     ISNAN, ISINF, LOGICAL_NOT, LGAMMA, DIGAMMA))
-add, sub, mul, true_div, pow, maximum, minimum, remainder, floor_divide = map(_binary_fn, (
+_add, _sub, mul, true_div, pow, maximum, minimum, remainder, floor_divide = map(_binary_fn, (
     ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM, REMAINDER, FLOOR_DIVIDE))
+
+
+def _scaled(b, alpha):
+    return b if alpha == 1 else mul(b, alpha) if hasattr(b, "_data") else b * alpha
+
+
+def add(a, b, *, alpha=1):
+    """a + alpha * b. Broadcasts; Python scalars keep the tensor's dtype.
+
+    Contract: ``fw.ops.get('add')``."""
+    return _add(a, _scaled(b, alpha))
+
+
+def sub(a, b, *, alpha=1):
+    """a - alpha * b. Broadcasts; Python scalars keep the tensor's dtype.
+
+    Contract: ``fw.ops.get('sub')``."""
+    return _sub(a, _scaled(b, alpha))
 
 
 def div(a, b, *, rounding_mode: str | None = None):
@@ -509,6 +543,7 @@ def div(a, b, *, rounding_mode: str | None = None):
         return where(logical_and(ne(remainder(a, b), 0), negative), down + 1, down)
     raise argument_error("div", f"rounding_mode must be None, 'trunc' or 'floor', got "
                          f"{rounding_mode!r}", "pass rounding_mode='trunc' or 'floor'",
+                         error=InvalidArgumentError,
                          values=tuple(v for v in (a, b) if hasattr(v, "_data")))
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
     EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
@@ -560,13 +595,28 @@ def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0):
 def clamp(x, min: float | None = None, max: float | None = None):  # noqa: A002 - torch's names
     """x limited to ``[min, max]``; either bound may be None."""
     if min is None and max is None:
-        raise ValueError("clamp: give at least one of min and max")
+        raise argument_error("clamp", "at least one of 'min' or 'max' must not be None",
+                             "pass a bound, e.g. fw.clamp(x, min=0.0)",
+                             error=InvalidArgumentError, values=(x,))
     return apply(CLAMP, (x,), {"min": min, "max": max})
 
 
-def where(condition, a, b):
+#: where's default for a missing operand (None is a value where() refuses with a clear error)
+_NOT_GIVEN = object()
+
+
+def where(condition, a=_NOT_GIVEN, b=_NOT_GIVEN):
     """``a`` where ``condition`` is True, else ``b`` (broadcast); a and b may be Python scalars,
-    which take the other operand's dtype category as in ``tensor op scalar``."""
+    which take the other operand's dtype category as in ``tensor op scalar``. With the
+    condition alone, ``nonzero(condition, as_tuple=True)``, as in PyTorch."""
+    if a is _NOT_GIVEN and b is _NOT_GIVEN:
+        from .selection import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if a is _NOT_GIVEN or b is _NOT_GIVEN:
+        raise ArgumentTypeError("give both a and b, or the condition alone", op="where",
+                                hint="fw.where(cond, x, y) selects; fw.where(cond) gives the "
+                                     "indices where cond is True")
     try:
         from ..tensor import Tensor
         from .creation import cast, full
@@ -597,7 +647,7 @@ def _reflected(fn):
     return lambda self, other: fn(other, self)
 
 
-def _inplace(fn):
+def inplace_method(fn):
     """``x.add_(y)``: compute out of place, then write into ``x``'s storage (see tensor_methods)."""
 
     def method(self, *args, **kwargs):
@@ -612,8 +662,8 @@ def _inplace(fn):
 #: Tensor methods and operators this family provides (bound by fw_core.tensor_methods)
 METHODS = {name: globals()[name] for name in __all__ if name not in ("where",)}
 METHODS.update({
-    "__neg__": neg, "__abs__": abs, "__add__": add, "__radd__": _reflected(add),
-    "__sub__": sub, "__rsub__": _reflected(sub), "__mul__": mul, "__rmul__": _reflected(mul),
+    "__neg__": neg, "__abs__": abs, "__add__": _add, "__radd__": _reflected(_add),
+    "__sub__": _sub, "__rsub__": _reflected(_sub), "__mul__": mul, "__rmul__": _reflected(mul),
     "__truediv__": true_div, "__rtruediv__": _reflected(true_div), "__pow__": pow,
     "__rpow__": _reflected(pow), "__mod__": remainder, "__rmod__": _reflected(remainder),
     "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide), "__eq__": eq,
@@ -629,6 +679,6 @@ METHODS.update({
 })
 for _name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "sigmoid", "tanh", "exp",
               "log", "sqrt", "neg", "abs", "floor", "ceil", "round", "square", "reciprocal"):
-    METHODS[_name + "_"] = _inplace(globals()[_name])
+    METHODS[_name + "_"] = inplace_method(globals()[_name])
 METHODS.update({"__iadd__": METHODS["add_"], "__isub__": METHODS["sub_"],
                 "__imul__": METHODS["mul_"], "__itruediv__": METHODS["div_"]})

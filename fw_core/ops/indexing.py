@@ -40,7 +40,7 @@ from ._shape_support import (
 )
 from .creation import full, zeros
 from .dispatch import apply
-from .elementwise import _inplace, where
+from .elementwise import inplace_method, where
 from .meta import broadcast_shapes, located, normalize_dim, spec_of
 
 
@@ -523,4 +523,4 @@ METHODS = {name: globals()[name] for name in ("gather", "index_select", "masked_
                                               "scatter_add")}
 METHODS["__getitem__"] = getitem
 for _name in ("masked_fill", "scatter", "scatter_add"):
-    METHODS[_name + "_"] = _inplace(globals()[_name])
+    METHODS[_name + "_"] = inplace_method(globals()[_name])

@@ -75,3 +75,35 @@ def test_spread_and_mean_together_match_torch(name, kwargs):
     theirs = getattr(torch, name)(torch.tensor(values), **kwargs)
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("value", [1, 0.5])
+def test_addcmul_and_addcdiv_match_torch_with_gradients(name, value):
+    rng = np.random.default_rng(3)
+    arrays = rng.uniform(-2, 2, (3, 4)), rng.uniform(-2, 2, (4,)), rng.uniform(1, 3, (3, 1))
+    ours = [fw.tensor(v, requires_grad=True) for v in arrays]
+    theirs = [torch.tensor(v, requires_grad=True) for v in arrays]
+    out = getattr(fw, name)(*ours, value=value)
+    expected = getattr(torch, name)(*theirs, value=value)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    for g, e in zip(fw.autograd.grad(out.sum(), ours), torch.autograd.grad(expected.sum(),
+                                                                            theirs)):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12, atol=1e-14)
+    inplace = fw.tensor(arrays[0])
+    assert getattr(inplace, name + "_")(fw.tensor(arrays[1]), fw.tensor(arrays[2]),
+                                        value=value) is inplace
+    np.testing.assert_allclose(inplace.numpy(), expected.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["add", "sub"])
+def test_add_and_sub_scale_the_other_operand_by_alpha(name):
+    a, b = np.arange(6.0).reshape(2, 3), np.array([1.0, -2.0, 0.5])
+    expected = getattr(torch, name)(torch.tensor(a), torch.tensor(b), alpha=3).numpy()
+    np.testing.assert_array_equal(getattr(fw, name)(fw.tensor(a), fw.tensor(b), alpha=3).numpy(),
+                                  expected)
+    x = fw.tensor(a)
+    assert getattr(x, name + "_")(fw.tensor(b), alpha=3) is x
+    np.testing.assert_array_equal(x.numpy(), expected)
+    assert getattr(fw, name)(fw.tensor([1, 2]), 2, alpha=2).tolist() == \
+        getattr(torch, name)(torch.tensor([1, 2]), 2, alpha=2).tolist()

@@ -137,3 +137,14 @@ def test_softmin_is_softmax_of_the_negated_input():
     np.testing.assert_allclose(fw.nn.functional.softmin(fw.tensor(values), 0).numpy(),
                                torch.nn.functional.softmin(torch.tensor(values), 0).numpy(),
                                rtol=1e-12)
+
+
+def test_where_with_the_condition_alone_gives_its_indices_as_torch():
+    values = np.array([[1.0, 0.0, -2.0], [0.0, 3.0, 0.0]])
+    ours = fw.where(fw.tensor(values) != 0)
+    theirs = torch.where(torch.tensor(values) != 0)
+    assert len(ours) == len(theirs) == 2
+    for a, b in zip(ours, theirs):
+        assert a.tolist() == b.tolist() and a.dtype is fw.int64
+    with pytest.raises(TypeError, match="give both a and b"):
+        fw.where(fw.tensor(values) > 0, fw.tensor(values))
