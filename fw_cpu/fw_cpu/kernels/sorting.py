@@ -1,4 +1,5 @@
-"""The sorting kernel: a stable argsort, written once against the array namespace ``xp``."""
+"""The sorting kernels, a stable argsort and the mode's index, written once against the array
+namespace ``xp``."""
 
 from __future__ import annotations
 
@@ -17,4 +18,24 @@ def kernels(xp, special) -> dict:
         reversed_order = xp.argsort(xp.flip(x, dim), axis=dim, **stable)
         return (x.shape[dim] - 1 - xp.flip(reversed_order, dim)).astype(xp.int64, copy=False)
 
-    return {"argsort": argsort}
+    def mode_index(x, dim):
+        """Per slice along ``dim``: the last original index of the longest run of equal values
+        in the stable sorted order (the first such run: the smallest value)."""
+        rows = xp.moveaxis(x, dim, -1)
+        lead, n = rows.shape[:-1], rows.shape[-1]
+        rows = rows.reshape(-1, n)
+        order = xp.argsort(rows, axis=1, **stable)
+        ranked = xp.take_along_axis(rows, order, axis=1)
+        # a run ends where the next sorted value differs (NaN != NaN: each NaN its own run)
+        ends = xp.ones(ranked.shape, dtype=bool)
+        ends[:, :-1] = ranked[:, 1:] != ranked[:, :-1]
+        starts = xp.ones(ranked.shape, dtype=bool)
+        starts[:, 1:] = ends[:, :-1]
+        positions = xp.arange(n)
+        first = xp.maximum.accumulate(xp.where(starts, positions, 0), axis=1)
+        lengths = xp.where(ends, positions - first + 1, 0)
+        best = xp.argmax(lengths, axis=1)  # the first longest run: the smallest value
+        chosen = xp.take_along_axis(order, best[:, None], axis=1)[:, 0]
+        return chosen.astype(xp.int64).reshape(lead)
+
+    return {"argsort": argsort, "mode_index": mode_index}
