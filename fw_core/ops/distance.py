@@ -1,23 +1,25 @@
 """Similarity and distance of paired vectors, as PyTorch's ``cosine_similarity`` and
-``pairwise_distance`` (top level and ``nn.functional``), built from fw ops so they
-differentiate like what they are made of.
+``pairwise_distance`` (top level and ``nn.functional``), and of every pair of two sets
+(``cdist``), built from fw ops so they differentiate like what they are made of.
 """
 
 # ruff: noqa: A002 - PyTorch's argument name ``input``
 from __future__ import annotations
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cdist", "cosine_similarity", "pairwise_distance"]
+
+import math
 
 import numpy as np
 
 from ..autograd import no_grad
-from ..errors import ShapeError
+from ..errors import FwError, InvalidArgumentError, ShapeError
 from ..tensor import Tensor
-from .elementwise import clamp
-from .meta import located
-from .reduction import norm
+from .elementwise import abs, clamp
+from .meta import argument_error, broadcast_shapes, located
+from .reduction import amax, norm
 from .reduction import sum as _sum
-from .shape import expand
+from .shape import expand, unsqueeze
 
 
 def _broadcast(op: str, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
@@ -59,3 +61,45 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """The p-norm of ``x1 - x2 + eps`` over the last dimension of the broadcast inputs (eps
     keeps the norm differentiable where x1 == x2), as PyTorch's."""
     return norm(x1 - x2 + eps, p, dim=max(x1.ndim, x2.ndim) - 1, keepdim=keepdim)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2``
+    (..., R, M): a (..., P, R) tensor, batch dimensions broadcast. ``p`` is any value >= 0
+    (0 counts the differing coordinates, inf takes the largest difference); where two rows are
+    equal the gradient is 0, as PyTorch's. ``compute_mode`` is accepted for PyTorch's
+    signature: fw always subtracts (exact where the matrix-product form cancels).
+
+    Raises:
+        ShapeError: inputs under 2-d, a different M, or batch dimensions that do not
+        broadcast; InvalidArgumentError (a RuntimeError, as torch's) for p < 0.
+    """
+    try:
+        if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+            raise ShapeError(f"expects (..., P, M) and (..., R, M) tensors, got shapes "
+                             f"{tuple(x1.shape)} and {tuple(x2.shape)}", op="cdist",
+                             hint="give both inputs at least 2 dimensions and the same "
+                             "number of columns")
+        if not p >= 0:
+            raise argument_error("cdist", f"cdist only supports non-negative p values, got {p}",
+                                 "pass p >= 0 (2 for Euclidean distances)",
+                                 error=InvalidArgumentError, values=(x1, x2), p=p)
+        broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]), op="cdist")
+    except FwError as err:
+        raise located(err, "cdist", (x1, x2), p=p) from None
+    difference = unsqueeze(x1, -2) - unsqueeze(x2, -3)  # (..., P, R, M)
+    if p == math.inf:
+        return _largest(abs(difference))
+    return norm(difference, p, dim=-1)
+
+
+def _largest(magnitudes: Tensor) -> Tensor:
+    """The largest of ``magnitudes`` over the last dimension, with PyTorch's cdist gradient:
+    every coordinate that reaches it gets the whole gradient (a max would split it)."""
+    with no_grad():
+        top = amax(magnitudes, -1)
+        reached = magnitudes == unsqueeze(top, -1)
+        extra = _sum(reached, -1) - 1
+    # value: count * top - (count - 1) * top; gradient: 1 at each coordinate reaching top
+    return _sum(magnitudes * reached, -1) - extra * top
