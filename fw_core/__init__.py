@@ -38,6 +38,8 @@ from . import ops  # noqa: E402
 from .ops.attention import *  # noqa: E402,F403
 from .ops.broadcast import *  # noqa: E402,F403
 from .ops.conv import *  # noqa: E402,F403
+from .ops.pooling import *  # noqa: E402,F403
+from .ops.resample import *  # noqa: E402,F403
 from .ops.creation import *  # noqa: E402,F403
 from .ops.elementwise import *  # noqa: E402,F403
 from .ops.indexing import *  # noqa: E402,F403
@@ -53,6 +55,8 @@ from .ops.transcendental import *  # noqa: E402,F403
 from .ops.composed import *  # noqa: E402,F403
 from .ops.distance import *  # noqa: E402,F403
 from .ops.sorting import *  # noqa: E402,F403
+from .ops.counting import *  # noqa: E402,F403
+from .ops.linalg_composed import *  # noqa: E402,F403
 from .ops.scans import *  # noqa: E402,F403
 from .ops.unique import *  # noqa: E402,F403
 from .ops.selection import *  # noqa: E402,F403

@@ -37,19 +37,24 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "prelu", "selu", "softshrink", "softsign", "tanhshrink", "threshold",
            # random, embedding and distance functions composed of other ops
            "alpha_dropout", "cosine_similarity", "dropout1d", "dropout2d", "dropout3d",
-           "embedding_bag", "feature_alpha_dropout", "gumbel_softmax", "pairwise_distance"]
+           "embedding_bag", "feature_alpha_dropout", "gumbel_softmax", "pairwise_distance",
+           # convolutions, pools and resampling in 1, 2 and 3 d
+           "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool3d", "conv3d",
+           "conv_transpose1d", "conv_transpose3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "max_pool1d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 import warnings
 
 from .._state import state
 from ..errors import UnsupportedError
 from ..ops import attention as _attention
-from ..ops import conv as _conv
 from ..ops import elementwise as _ew
 from ..ops import linalg as _linalg
 from ..ops import nn as _nn
+from ..ops import resample as _resample
 from ..ops import shape as _shape
-from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, conv_transpose2d, max_pool2d
+from ..ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..ops.ctc import ctc_loss
 from ..ops.distance import cosine_similarity, pairwise_distance
 from ..ops.loss import (
@@ -73,6 +78,26 @@ from ..ops.loss_margin import (
     soft_margin_loss,
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
+)
+from ..ops.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 from ..tensor import Tensor
 from ..tensor_methods import maybe_inplace
@@ -204,8 +229,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
-    """Resize H and W of an (N, C, H, W) input to ``size`` or by ``scale_factor``; mode
-    "nearest" or "bilinear" (``align_corners`` for bilinear).
+    """Resize the spatial dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W) to
+    ``size`` or by ``scale_factor``; see :func:`fw_core.ops.resample.interpolate` for modes.
 
     Raises:
         UnsupportedError: for ``antialias=True`` (not implemented).
@@ -214,8 +239,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise UnsupportedError("interpolate: antialias=True is not implemented",
                                op="interpolate", module=state.module_path or None,
                                hint="downsample with avg_pool2d first, or pass antialias=False")
-    return _conv.interpolate(input, size, scale_factor, mode, align_corners,
-                             recompute_scale_factor)
+    return _resample.interpolate(input, size, scale_factor, mode, align_corners,
+                                 recompute_scale_factor)
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
@@ -267,8 +292,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T * scale + mask) v: (..., L, E), (..., S, E), (..., S, Ev) -> (..., L, Ev).
-    A bool ``attn_mask`` is True where attention is allowed; a float one is added."""
+    A bool ``attn_mask`` is True where attention is allowed; a float one is added;
+    ``enable_gqa`` lets key and value have fewer heads than query (grouped-query attention)."""
     return _attention.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
-                                                   is_causal, scale)
+                                                   is_causal, scale, enable_gqa)

@@ -3,7 +3,7 @@
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
 Families: creation, elementwise (with transcendental, its further functions), broadcast,
 reduction, shape, indexing (with selection, index_update), diagonals, windows, sorting, scans,
-linalg, conv, nn, attention, rnn, loss, optim.
+linalg (with linalg_composed), counting, conv, pooling, resample, nn, attention, rnn, loss, optim.
 """
 
 from . import (
@@ -11,16 +11,20 @@ from . import (
     broadcast,
     composed,
     conv,
+    counting,
     creation,
     diagonals,
     elementwise,
     index_update,
     indexing,
     linalg,
+    linalg_composed,
     loss,
     nn,
     optim,
+    pooling,
     reduction,
+    resample,
     rnn,
     sampling,
     scans,
@@ -35,8 +39,9 @@ from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, nn, attention, rnn, loss, optim, composed, sorting, scans, unique,
-            selection, index_update, diagonals, windows, sampling)
+            conv, pooling, resample, nn, attention, rnn, loss, optim, composed, sorting, scans,
+            unique, selection, index_update, diagonals, windows, sampling, counting,
+            linalg_composed)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

@@ -46,8 +46,8 @@ from .dispatch import apply
 from .elementwise import inplace_method
 from .indexing import GETITEM, _basic, getitem
 from .meta import given, located, normalize_dim, promote, spec_of
-from .reinterpret import view_dtype
 from .registry import define_op
+from .reinterpret import view_dtype
 
 
 # -- reshape and friends --------------------------------------------------------------------------

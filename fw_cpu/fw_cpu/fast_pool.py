@@ -1,6 +1,6 @@
 """Max pooling's indices and gradient as Numba loops: one pass instead of a few per tap.
 
-The generic kernels (fw_cpu/kernels/conv.py) find the indices with a compare, an ``isnan``
+The generic kernels (fw_cpu/kernels/pooling.py) find the indices with a compare, an ``isnan``
 and a ``where`` per kernel tap, and scatter the gradient with a ``bincount``: several
 milliseconds per step for a CNN's first pool (64x16x28x28). These loops visit each window's
 taps inside the input once and reproduce the generic kernels exactly:
@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .kernels.conv import _pool_lengths
+from .kernels.pooling import _pool_lengths
 
 #: inputs (or gradients) with fewer elements use the generic kernel
 MIN_ELEMENTS = 1 << 12

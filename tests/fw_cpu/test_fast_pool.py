@@ -7,7 +7,7 @@ import pytest
 import scipy.special
 
 from fw_cpu import fast_pool
-from fw_cpu.kernels.conv import kernels
+from fw_cpu.kernels.pooling import kernels
 
 GENERIC = kernels(np, scipy.special)
 FAST = fast_pool.fast_pooling(GENERIC)

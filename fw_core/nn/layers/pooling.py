@@ -5,8 +5,8 @@ from __future__ import annotations
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
 
 from ...errors import FwError
-from ...ops.conv import check_divisor, check_window
 from ...ops.meta import located
+from ...ops.pooling import check_divisor, check_window
 from .. import functional as F
 from ..module import Module
 from ._check import check_size

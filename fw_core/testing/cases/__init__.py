@@ -3,13 +3,16 @@ suite every device runs (see docs/plugins.md)."""
 
 from . import (
     conv,
+    counting,
     creation,
     diagonals,
     elementwise,
     linalg,
     loss,
     nn,
+    pooling,
     reduction,
+    resample,
     rnn,
     scans,
     selection,
@@ -19,5 +22,6 @@ from . import (
 )
 
 ALL = [c for family in (creation, elementwise, transcendental, reduction, shape, sorting, scans,
-                        selection, diagonals, linalg, conv, nn, rnn, loss)
+                        selection, diagonals, linalg, counting, conv, pooling, resample,
+                        nn, rnn, loss)
        for c in family.CASES]

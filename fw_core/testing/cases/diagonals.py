@@ -70,7 +70,8 @@ CASES = [
     OpCase("unfold_backward", "overlaps_accumulate", [arg(3, 4, 2)],
            lambda fw, g: fw.ops.apply(fw.ops.get("unfold_backward"), (g,), {
                "shape": (3, 5), "dim": 1, "size": 2, "step": 1}),
-           lambda g: np.pad(g[..., 0], ((0, 0), (0, 1))) + np.pad(g[..., 1], ((0, 0), (1, 0)))),
+           lambda g: np.pad(g[..., 0], ((0, 0), (0, 1))) + np.pad(g[..., 1], ((0, 0), (1, 0))),
+           torch=lambda torch, g: torch.ops.aten.unfold_backward(g, (3, 5), 1, 2, 1)),
     *[OpCase("flip", f"rot90_k{k}", [arg(2, 3, 4)], **same(lambda x, k=k: x.rot90(k, (2, 0))),
              reference=lambda x, k=k: np.rot90(x, k, (2, 0)).copy())
       for k in (1, 2, 3, -1)],

@@ -87,3 +87,64 @@ CASES = [
     _linear("vector_input", (3,), (2, 3)),
     _linear("empty_batch", (0, 3), (2, 3)),
 ]
+
+
+def _kron(a, b):
+    return np.kron(a, b)
+
+
+def _cross(a, b, dim):
+    return np.cross(a, b, axis=dim)
+
+
+def _cdist(x1, x2, p):
+    difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == np.inf:
+        return difference.max(-1)
+    return (difference ** p).sum(-1) ** (1 / p)
+
+
+def _scaled(beta, alpha):
+    return lambda c, a, b: beta * c + alpha * (a @ b)
+
+
+# products composed from matmul/bmm (linalg_composed) and cdist (distance), by their ops
+CASES += [
+    OpCase("matmul", "mm", [arg(3, 4), arg(4, 2)], lambda fw, a, b: fw.mm(a, b), np.matmul,
+           torch=lambda torch, a, b: torch.mm(a, b)),
+    OpCase("matmul", "mv", [arg(3, 4), arg(4)], lambda fw, a, b: a.mv(b), np.matmul,
+           torch=lambda torch, a, b: torch.mv(a, b)),
+    OpCase("matmul", "dot", [arg(5), arg(5)], lambda fw, a, b: fw.dot(a, b), np.dot,
+           torch=lambda torch, a, b: torch.dot(a, b)),
+    OpCase("matmul", "addmm_scaled", [arg(3, 2), arg(3, 4), arg(4, 2)],
+           lambda fw, c, a, b: fw.addmm(c, a, b, beta=0.5, alpha=2.0), _scaled(0.5, 2.0),
+           torch=lambda torch, c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0)),
+    OpCase("matmul", "addmm_broadcast_input", [arg(2), arg(3, 4), arg(4, 2)],
+           lambda fw, c, a, b: c.addmm(a, b), _scaled(1, 1),
+           torch=lambda torch, c, a, b: c.addmm(a, b)),
+    OpCase("matmul", "addmv", [arg(3), arg(3, 4), arg(4)],
+           lambda fw, c, a, b: fw.addmv(c, a, b, alpha=-1.5), _scaled(1, -1.5),
+           torch=lambda torch, c, a, b: torch.addmv(c, a, b, alpha=-1.5)),
+    OpCase("bmm", "baddbmm", [arg(2, 3, 2), arg(2, 3, 4), arg(2, 4, 2)],
+           lambda fw, c, a, b: fw.baddbmm(c, a, b, beta=2.0), _scaled(2.0, 1),
+           torch=lambda torch, c, a, b: torch.baddbmm(c, a, b, beta=2.0)),
+    OpCase("bmm", "addbmm", [arg(3, 2), arg(2, 3, 4), arg(2, 4, 2)],
+           lambda fw, c, a, b: fw.addbmm(c, a, b), lambda c, a, b: c + (a @ b).sum(0),
+           torch=lambda torch, c, a, b: torch.addbmm(c, a, b)),
+    *[OpCase("mul", f"kron_{name}", [arg(*sa), arg(*sb)], lambda fw, a, b: fw.kron(a, b), _kron,
+             torch=lambda torch, a, b: torch.kron(a, b))
+      for name, sa, sb in (("matrices", (2, 3), (3, 2)), ("ranks_differ", (2,), (2, 3)),
+                           ("3d", (2, 1, 2), (1, 3, 2)))],
+    *[OpCase("mul", f"cross_dim{dim}", [arg(*sa), arg(*sb)],
+             lambda fw, a, b, d=dim: fw.cross(a, b, dim=d),
+             lambda a, b, d=dim: _cross(*np.broadcast_arrays(a, b), d),
+             torch=lambda torch, a, b, d=dim: torch.cross(a, b, dim=d))
+      for dim, sa, sb in ((-1, (4, 3), (4, 3)), (0, (3, 2), (3, 1)), (1, (2, 3, 2), (1, 3, 2)))],
+    *[OpCase("norm", f"cdist_p{p}", [arg(2, 4, 3), arg(2, 5, 3)],
+             lambda fw, a, b, p=p: fw.cdist(a, b, p=p), lambda a, b, p=p: _cdist(a, b, p),
+             torch=lambda torch, a, b, p=p: torch.cdist(a, b, p=p))
+      for p in (2.0, 1.0, 3.0, np.inf)],
+    OpCase("norm", "cdist_broadcast_batch", [arg(4, 3), arg(2, 5, 3)],
+           lambda fw, a, b: fw.cdist(a, b), lambda a, b: _cdist(a, b, 2.0),
+           torch=lambda torch, a, b: torch.cdist(a, b)),
+]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import (
     conv,
+    counting,
     creation,
     diagonals,
     elementwise,
@@ -32,7 +33,7 @@ from . import (
 
 FAMILIES = (creation, elementwise, reduction, shape, sorting, scans, linalg, conv, pooling,
             resample, nn, rnn, loss, optim, selection, index_update,
-            diagonals, windows, reinterpret)
+            diagonals, windows, reinterpret, counting)
 
 
 def all_kernels(xp, special) -> dict:

@@ -11,12 +11,13 @@ import fw_core as fw
 import fw_onednn
 from fw_core.testing import conformance as cf
 from fw_core.testing.cases import conv as conv_cases
-from fw_cpu.kernels import conv as cpu_conv
+from fw_core.testing.cases import pooling as pooling_cases
+from fw_cpu.kernels import pooling as cpu_pooling
 from fw_onednn import pooling
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
-CPU = cpu_conv.kernels(np, scipy.special)
+CPU = cpu_pooling.kernels(np, scipy.special)
 
 #: (input shape, kernel_size, stride, padding, dilation, ceil_mode)
 WINDOWS = [
@@ -186,7 +187,7 @@ def test_gradcheck_in_float64_runs_on_fw_cpu(rng):
     assert fw_onednn.cache_info().misses == 0
 
 
-POOLS = [c for c in conv_cases.CASES if "pool" in c.op]
+POOLS = [c for c in conv_cases.CASES + pooling_cases.CASES if "pool" in c.op]
 
 
 @pytest.mark.parametrize("case", POOLS, ids=lambda c: c.id)

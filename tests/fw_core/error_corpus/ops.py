@@ -244,7 +244,7 @@ FUNCTIONAL = [
     Case("adaptive_avg_pool2d to a negative size", lambda: F.adaptive_avg_pool2d(image(), -1),
          ShapeError, "adaptive_avg_pool2d"),
     Case("interpolate with neither size nor scale", lambda: F.interpolate(image()),
-         ShapeError, "interpolate"),
+         ArgumentError, "interpolate"),
     Case("interpolate with an unknown mode",
          lambda: F.interpolate(image(), size=(2, 2), mode="bogus"), UnsupportedError,
          "interpolate"),

@@ -34,7 +34,9 @@ def _inputs(batch_first=False):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("options", [{}, {"norm_first": True}, {"activation": "gelu"},
                                      {"batch_first": True}, {"bias": False},
-                                     {"activation": torch.nn.functional.silu}], ids=str)
+                                     {"activation": torch.nn.functional.silu}],
+                         ids=lambda options: str({k: getattr(v, "__name__", v)
+                                                  for k, v in options.items()}))
 def test_decoder_layer(options, dtype):
     theirs = _layer(torch.nn, **options)
     _randomize(theirs)

@@ -101,21 +101,28 @@ def test_pool_errors():
         fw.adaptive_avg_pool2d(fw.ones(1, 1, 4, 4), 0)
 
 
-def test_interpolate_errors():
+def test_interpolate_errors_are_torchs():
     x = fw.ones(1, 1, 4, 4)
-    with pytest.raises(UnsupportedError, match="'bicubic'") as info:
-        fw.interpolate(x, scale_factor=2, mode="bicubic")
-    assert "bilinear" in info.value.hint
-    with pytest.raises(ShapeError, match="exactly one of size and scale_factor"):
+    with pytest.raises(UnsupportedError, match="'bogus'"):
+        fw.interpolate(x, scale_factor=2, mode="bogus")
+    with pytest.raises(ValueError, match="only one of size or scale_factor"):
         fw.interpolate(x, size=8, scale_factor=2)
-    with pytest.raises(ShapeError, match="exactly one of size and scale_factor"):
+    with pytest.raises(ValueError, match="either size or scale_factor"):
         fw.interpolate(x)
-    with pytest.raises(ShapeError, match="align_corners only applies"):
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
         fw.interpolate(x, scale_factor=2, align_corners=True)
-    with pytest.raises(ShapeError, match="4-d input"):
-        fw.interpolate(fw.ones(1, 4, 4), scale_factor=2)
-    with pytest.raises(ShapeError, match="scale_factor must be a positive number"):
+    with pytest.raises(ValueError, match="not meaningful with an explicit size"):
+        fw.interpolate(x, size=8, recompute_scale_factor=True)
+    with pytest.raises(ValueError, match="same number of spatial dimensions"):
+        fw.interpolate(x, scale_factor=(2, 2, 2))
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D"):
+        fw.interpolate(fw.ones(1, 4, 4), scale_factor=2, mode="bilinear")
+    with pytest.raises(NotImplementedError, match="Only 3D, 4D and 5D"):
+        fw.interpolate(fw.ones(4, 4), scale_factor=2)
+    with pytest.raises(RuntimeError, match="sizes should be greater than 0"):
         fw.interpolate(x, scale_factor=-1.0)
+    with pytest.raises(TypeError, match="not implemented for int64"):
+        fw.interpolate(fw.ones(1, 1, 4, 4, dtype=fw.int64), size=3)
 
 
 # -- option coverage against PyTorch --------------------------------------------------------------
