@@ -556,8 +556,8 @@ PAD_BACKWARD = _op(
 def pad(x: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     """Pad ``x`` as ``torch.nn.functional.pad``: ``pad`` lists (before, after) sizes starting
     from the LAST dimension, e.g. ``(1, 1, 2, 0)`` pads the last dim by 1 on each side and the one
-    before by 2 at the front. Modes: "constant" (``value``, default 0; negative pads crop),
-    "reflect" (pads < the size), "replicate", "circular" (pads <= the size)."""
+    before by 2 at the front. Modes: "constant" (``value``, default 0), "reflect" (pads < the
+    size), "replicate", "circular" (pads <= the size); negative pads crop in every mode."""
     try:
         pad = _ints((pad,), "pad", "pad")
         ndim = x._data.ndim
@@ -570,17 +570,31 @@ def pad(x: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
                                    hint="drop value, or use mode='constant'")
         pairs = [(0, 0)] * (ndim - len(pad) // 2) + [
             (pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
-        if mode == "constant" and min(pad, default=0) < 0:
-            if any(max(-b, 0) + max(-a, 0) > n for (b, a), n in zip(pairs, x.shape)):
-                raise ShapeError(f"negative pad {pad} crops more than the input {tuple(x.shape)} "
-                                 "has", op="pad", hint="crop at most the size of each dimension")
-            crop = tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, x.shape))
-            x = _basic(x, crop + (Ellipsis,))
-            pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
-        attrs = {"pad_width": tuple(pairs), "mode": mode, "value": 0 if value is None else value}
-        return _checked(PAD, (x,), attrs)
+        if min(pad, default=0) >= 0:
+            return _padded(x, pairs, mode, value)
+        # negative pads crop: before padding where the pad's values come from the cropped
+        # input (constant, circular), after it where they come from the edges (reflect,
+        # replicate), as torch
+        grow = [(max(b, 0), max(a, 0)) for b, a in pairs]
+        if mode in ("constant", "circular"):
+            return _padded(_cropped(x, pairs, pad), grow, mode, value)
+        return _cropped(_padded(x, grow, mode, value), pairs, pad)
     except FwError as err:
         raise located(err, "pad", (x,), pad=pad, mode=mode, value=value) from None
+
+
+def _padded(x: Tensor, pairs, mode: str, value) -> Tensor:
+    attrs = {"pad_width": tuple(pairs), "mode": mode, "value": 0 if value is None else value}
+    return _checked(PAD, (x,), attrs)
+
+
+def _cropped(x: Tensor, pairs, pad) -> Tensor:
+    """x without the elements the negative (before, after) amounts of ``pairs`` remove."""
+    if any(max(-b, 0) + max(-a, 0) > n for (b, a), n in zip(pairs, x.shape)):
+        raise ShapeError(f"negative pad {pad} crops more than the input {tuple(x.shape)} has",
+                         op="pad", hint="crop at most the size of each dimension")
+    crop = tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pairs, x.shape))
+    return _basic(x, crop + (Ellipsis,))
 
 
 def _dims_meta(op):

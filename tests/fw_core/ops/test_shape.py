@@ -322,3 +322,24 @@ def test_errors_name_the_op_shapes_and_a_fix(call, error, pattern):
         call()
     text = str(info.value)
     assert re.match(r"^\w+: ", text) and "\n  fix: " in text  # the op first, a fix last
+
+
+# -- negative pads crop, in every mode, as torch ---------------------------------------------------
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("pad", [(2, -1), (-1, 2), (1, -2, 2, -1), (3, -2, 0, -3), (-2, -1)])
+def test_negative_pads_crop_as_torch(mode, pad):
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(0).standard_normal((1, 2, 4, 5)[2 - len(pad) // 2:])
+    x = fw.tensor(data, requires_grad=True)
+    t = torch.tensor(data, requires_grad=True)
+    ours, theirs = fw.pad(x, pad, mode=mode), torch.nn.functional.pad(t, pad, mode=mode)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    g = np.random.default_rng(1).standard_normal(tuple(theirs.shape))
+    ours.backward(fw.tensor(g))
+    theirs.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), atol=1e-12)
+
+
+def test_circular_pads_wrap_the_cropped_input_at_most_once():
+    with pytest.raises(RuntimeError, match="circular padding"):
+        fw.pad(arange(1, 1, 5), (3, -3), mode="circular")
