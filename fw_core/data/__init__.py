@@ -7,6 +7,7 @@
 """
 
 from . import datasets, transforms
+from .collate import default_collate, default_convert
 from .dataset import (
     ArrayDataset,
     ChainDataset,
@@ -29,9 +30,10 @@ from .errors import (
     UnsizedError,
     WorkerInitError,
 )
-from .loader import DataLoader, default_collate, sample_generator
+from .loader import DataLoader, sample_generator
 from .sampler import (
     BatchSampler,
+    DistributedSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -42,8 +44,9 @@ from .workers import WorkerInfo, get_worker_info
 
 __all__ = ["ArrayDataset", "BatchSampler", "ChainDataset", "ConcatDataset", "DataError",
            "DataFormatError", "DataIndexError", "DataLoader", "Dataset", "DatasetError",
-           "IterableDataset", "LoaderTimeoutError", "MissingDependencyError", "RandomSampler",
-           "Sampler", "SampleError", "SequentialSampler", "StackDataset", "Subset",
-           "SubsetRandomSampler", "TensorDataset", "UnsizedError", "WeightedRandomSampler",
-           "WorkerInfo", "WorkerInitError", "datasets", "default_collate", "get_worker_info",
-           "random_split", "sample_generator", "transforms"]
+           "DistributedSampler", "IterableDataset", "LoaderTimeoutError",
+           "MissingDependencyError", "RandomSampler", "Sampler", "SampleError",
+           "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "UnsizedError", "WeightedRandomSampler", "WorkerInfo", "WorkerInitError", "datasets",
+           "default_collate", "default_convert", "get_worker_info", "random_split",
+           "sample_generator", "transforms"]

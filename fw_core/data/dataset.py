@@ -6,9 +6,10 @@ yields samples in order. :class:`TensorDataset` slices tensors along their first
 streams) and :func:`random_split` combine datasets without copying samples.
 
 A map-style dataset may also define ``get_batch(indices)``: the batch that
-:func:`fw_core.data.default_collate` would build from ``[ds[i] for i in indices]``, computed in
-one step (one gather instead of one small tensor per sample). The loader uses it whenever the
-collate function is the default; returning ``None`` means "no fast path here".
+:func:`fw_core.data.default_collate` would build from ``[ds[i] for i in indices]`` (a list
+where samples are tuples, as PyTorch's collate gives), computed in one step (one gather
+instead of one small tensor per sample). The loader uses it whenever the collate function is
+the default; returning ``None`` means "no fast path here".
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = ["ArrayDataset", "ChainDataset", "ConcatDataset", "Dataset", "Iterable
 import bisect
 import math
 import numbers
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -162,7 +164,7 @@ class StackDataset(Dataset):
             batches[key] = None if fast is None else fast(indices)
             if batches[key] is None:
                 return None
-        return batches if keyed else tuple(batches.values())
+        return batches if keyed else list(batches.values())
 
 
 class TensorDataset(Dataset):
@@ -201,7 +203,7 @@ class TensorDataset(Dataset):
         index = check_index(index, self._length, self)
         return tuple(t[index] for t in self.tensors)
 
-    def get_batch(self, indices: Sequence[int]) -> tuple:
+    def get_batch(self, indices: Sequence[int]) -> list:
         rows = check_indices(indices, self._length, self)
         by_device = {}
         out = []
@@ -210,7 +212,7 @@ class TensorDataset(Dataset):
             if index is None:
                 index = by_device[t.device] = tensor(rows, device=t.device)
             out.append(index_select(t, 0, index))
-        return tuple(out)
+        return out
 
 
 class ArrayDataset(Dataset):
@@ -259,7 +261,7 @@ class ArrayDataset(Dataset):
         if self.transform is not None or self.target_transform is not None:
             return None
         rows = check_indices(indices, len(self.targets), self)
-        return as_tensor(self.data[rows]), as_tensor(self.targets[rows])
+        return [as_tensor(self.data[rows]), as_tensor(self.targets[rows])]
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({len(self)} samples of shape {self.data.shape[1:]}, "
@@ -291,7 +293,12 @@ class Subset(Dataset):
         return len(self.indices)
 
     def __getitem__(self, index):
-        return self.dataset[int(self.indices[check_index(index, len(self.indices), self)])]
+        if isinstance(index, list):  # PyTorch's Subset passes a list on to the dataset
+            return self.dataset[[self._source_index(i) for i in index]]
+        return self.dataset[self._source_index(index)]
+
+    def _source_index(self, index) -> int:
+        return int(self.indices[check_index(index, len(self.indices), self)])
 
     def get_batch(self, indices: Sequence[int]):
         fast = getattr(self.dataset, "get_batch", None)
@@ -336,32 +343,35 @@ def random_split(dataset, lengths: Sequence[int | float],
 
     Args:
         dataset: a map-style dataset of length n.
-        lengths: subset sizes that add up to n, or fractions that add up to 1 (each subset gets
-            ``floor(n * fraction)`` samples; the remainder goes one by one to the first subsets).
+        lengths: subset sizes that add up to n, or fractions (each in [0, 1]) that add up to
+            1. Fractions give ``floor(n * fraction)`` samples each, and the remainder goes one
+            by one to the subsets in turn from the first; a subset left empty warns. As in
+            PyTorch, lengths whose sum is close to 1 and at most 1 are read as fractions
+            whatever their type (``[1, 0]`` is all samples, then none).
         generator: the random stream; defaults to ``fw.random.default_generator``, so
             ``fw.manual_seed`` fixes the split.
 
     Raises:
-        DataError: negative lengths, or lengths that do not add up.
+        DataError: a fraction outside [0, 1], sizes that are not integers >= 0, or sizes
+            that do not add up to n.
 
     >>> train, val = fw.data.random_split(ds, [0.8, 0.2], generator=fw.Generator(0))
     """
     n = length_of(dataset, "random_split")
     lengths = list(lengths)
     shown = describe(dataset=dataset, length=n, lengths=lengths)
-    if not all(isinstance(v, numbers.Real) and v >= 0 for v in lengths):
-        raise DataError(f"lengths must be numbers >= 0, got {lengths}", op="random_split",
-                        inputs=shown, hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
-    if lengths and all(isinstance(v, float) for v in lengths) and math.isclose(sum(lengths), 1):
-        sizes = [math.floor(n * f) for f in lengths]
-        for k in range(n - sum(sizes)):
-            sizes[k % len(sizes)] += 1
-    elif all(isinstance(v, numbers.Integral) for v in lengths):
+    hint = "e.g. random_split(ds, [800, 200]) or [0.8, 0.2]"
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in lengths):
+        raise DataError(f"lengths must be numbers, got {lengths}", op="random_split",
+                        inputs=shown, hint=hint)
+    total = sum(lengths)
+    if lengths and math.isclose(total, 1) and total <= 1:
+        sizes = _fraction_sizes(n, lengths, shown)
+    elif all(isinstance(v, numbers.Integral) and v >= 0 for v in lengths):
         sizes = [int(v) for v in lengths]
     else:
-        raise DataError(f"lengths {lengths} are neither integers nor fractions adding up to 1",
-                        op="random_split", inputs=shown,
-                        hint="e.g. random_split(ds, [800, 200]) or [0.8, 0.2]")
+        raise DataError(f"lengths {lengths} are neither integers >= 0 nor fractions adding up "
+                        "to 1", op="random_split", inputs=shown, hint=hint)
     if sum(sizes) != n:
         raise DataError(f"lengths add up to {sum(sizes)}, but the dataset has {n} samples",
                         op="random_split", inputs=shown,
@@ -370,6 +380,24 @@ def random_split(dataset, lengths: Sequence[int | float],
     order = (generator or _random.default_generator).numpy.permutation(n)
     bounds = np.cumsum([0, *sizes])
     return [Subset(dataset, order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _fraction_sizes(n: int, fractions: list, shown: str) -> list[int]:
+    """Subset sizes for ``fractions`` of ``n`` samples, by PyTorch's rule: the floors, then
+    the remainder dealt one by one from the first subset on."""
+    for i, fraction in enumerate(fractions):
+        if not 0 <= fraction <= 1:
+            raise DataError(f"the fraction at index {i} ({fraction}) is not between 0 and 1",
+                            op="random_split", inputs=shown,
+                            hint="give fractions in [0, 1] that add up to 1, e.g. [0.8, 0.2]")
+    sizes = [math.floor(n * fraction) for fraction in fractions]
+    for k in range(n - sum(sizes)):
+        sizes[k % len(sizes)] += 1
+    for i, size in enumerate(sizes):
+        if size == 0:
+            warnings.warn(f"random_split: the subset at index {i} is empty ({fractions[i]} of "
+                          f"{n} samples)", stacklevel=3)
+    return sizes
 
 
 def length_of(dataset, op: str | None = None) -> int:

@@ -14,13 +14,13 @@ that stream (:func:`sample_generator`), so the same seed gives the same augmente
 
 from __future__ import annotations
 
-__all__ = ["DataLoader", "default_collate", "sample_generator"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "sample_generator"]
 
 import contextlib
 import numbers
 import threading
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from functools import partial
 from itertools import count
 
@@ -29,100 +29,13 @@ import numpy as np
 from .. import random as _random
 from ..device import get as get_device
 from ..errors import FwError
-from ..ops import shape as _shape
-from ..ops.creation import as_tensor, tensor
 from ..ops.meta import describe, located
-from ..tensor import Tensor
+from .collate import default_collate, default_convert
 from .dataset import IterableDataset, length_of
 from .errors import DataError, SampleError
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from .staging import one_ahead
 from .workers import Workers, run
-
-# -- collation -----------------------------------------------------------------------------------
-
-
-def default_collate(batch: Sequence):
-    """Turn a list of samples into one batch.
-
-    - tensors -> one tensor stacked along a new first dimension (same shape, dtype, device
-      required);
-    - NumPy arrays -> a stacked tensor of the same dtype (uint16, uint32, ... -> int64);
-    - Python ints -> int64, floats -> float32 (fw's default float), bools -> bool; NumPy
-      scalars keep their dtype;
-    - strings and bytes -> a list, unchanged;
-    - dicts, tuples, named tuples and lists -> the same structure, collated field by field.
-
-    Raises:
-        DataError: samples whose shapes or structure differ (the message names the first
-            sample that differs), or a type it cannot batch (pass your own ``collate_fn``).
-
-    >>> x, y = fw.data.default_collate([(fw.zeros(3), 0), (fw.ones(3), 1)])
-    >>> x.shape, y.tolist()
-    ((2, 3), [0, 1])
-    """
-    if not isinstance(batch, Sequence) or len(batch) == 0:
-        raise DataError(f"default_collate needs a non-empty list of samples, got {batch!r}")
-    elem = batch[0]
-    if isinstance(elem, Tensor):
-        _same_shapes(batch, Tensor, "tensor")
-        return _shape.stack(list(batch), 0)
-    if isinstance(elem, np.ndarray):
-        _same_shapes(batch, np.ndarray, "array")
-        return as_tensor(np.stack(batch))
-    if isinstance(elem, (str, bytes)):
-        return list(batch)
-    if isinstance(elem, numbers.Real) or (isinstance(elem, np.generic)
-                                          and elem.dtype.kind in "biuf"):
-        try:
-            values = np.array(batch)
-        except (ValueError, TypeError):
-            values = np.array(batch, dtype=object)
-        if values.ndim != 1 or values.dtype.kind not in "biuf":
-            raise _mismatch(batch, f"a {type(elem).__name__}")
-        return tensor(values) if isinstance(elem, np.generic) else tensor(list(batch))
-    if isinstance(elem, Mapping):
-        for position, sample in enumerate(batch):
-            if not isinstance(sample, Mapping) or sample.keys() != elem.keys():
-                raise _mismatch(batch, f"a dict with keys {sorted(map(str, elem))}", position)
-        return {key: default_collate([sample[key] for sample in batch]) for key in elem}
-    if isinstance(elem, (tuple, list)):
-        for position, sample in enumerate(batch):
-            if not isinstance(sample, (tuple, list)) or len(sample) != len(elem):
-                raise _mismatch(batch, f"a sequence of {len(elem)} fields", position)
-        fields = [default_collate(list(column)) for column in zip(*batch)]
-        if hasattr(elem, "_fields"):
-            return type(elem)(*fields)
-        return tuple(fields) if isinstance(elem, tuple) else fields
-    raise _unsupported(elem)
-
-
-def _unsupported(elem) -> DataError:
-    return DataError(f"default_collate cannot batch samples of type {type(elem).__name__}",
-                     hint="return tensors, NumPy arrays, numbers, strings, or dicts/tuples of "
-                          "them from the dataset, or pass DataLoader(collate_fn=...)")
-
-
-def _same_shapes(batch: Sequence, kind: type, what: str) -> None:
-    shape = batch[0].shape
-    for position, sample in enumerate(batch):
-        if not isinstance(sample, kind) or sample.shape != shape:
-            raise _mismatch(batch, f"a {what} of shape {tuple(shape)}", position)
-
-
-def _mismatch(batch: Sequence, expected: str, position: int | None = None) -> DataError:
-    if position is None:
-        position = next((i for i, s in enumerate(batch) if type(s) is not type(batch[0])), None)
-        if position is None:
-            return _unsupported(batch[0])
-    found = batch[position]
-    shape = getattr(found, "shape", None)
-    found_text = type(found).__name__ + ("" if shape is None else f" of shape {tuple(shape)}")
-    return DataError(
-        f"default_collate: sample {position} of the batch is a {found_text}, but sample 0 is "
-        f"{expected}", hint="make every sample the same shape (crop, pad or resize in a "
-        "transform), or pass DataLoader(collate_fn=...) to batch them your way")
-
 
 # -- per-batch random streams --------------------------------------------------------------------
 _local = threading.local()
@@ -170,40 +83,64 @@ def _sample_error(dataset, index, exc: Exception, batch_no: int, what: str) -> S
         else "iterate the dataset itself to reproduce it")
 
 
+def _read(dataset, index, batch_no: int):
+    try:
+        return dataset[index]
+    except Exception as exc:
+        raise _sample_error(dataset, index, exc, batch_no, "sample") from None
+
+
 def _fetch_indices(dataset, fast, collate, indices: list, seed, batch_no: int):
+    """One batch of a map-style dataset: its ``get_batch`` fast path where it gives one, else
+    the samples (from ``__getitems__(indices)`` where the dataset defines it, as PyTorch's
+    fetcher reads them) passed to ``collate``."""
     with _batch_stream(seed):
-        if fast is not None:
-            try:
-                batch = fast(indices)
-            except Exception as exc:
-                raise _sample_error(dataset, indices, exc, batch_no, "samples") from None
-            if batch is not None:
-                return batch
-        samples = []
-        for index in indices:
-            try:
-                samples.append(dataset[index])
-            except Exception as exc:
-                raise _sample_error(dataset, index, exc, batch_no, "sample") from None
+        batch = _read_many(dataset, fast, indices, batch_no)
+        if batch is not None:
+            return batch
+        samples = _read_many(dataset, getattr(dataset, "__getitems__", None), indices, batch_no)
+        if samples is None:
+            samples = [_read(dataset, index, batch_no) for index in indices]
         return collate(samples)
 
 
-def _fetch_stream(dataset, iterator, batch_size: int, drop_last: bool, collate, seed,
+def _read_many(dataset, read, indices: list, batch_no: int):
+    """``read(indices)``, None where there is no ``read``."""
+    if read is None:
+        return None
+    try:
+        return read(indices)
+    except Exception as exc:
+        raise _sample_error(dataset, indices, exc, batch_no, "samples") from None
+
+
+def _fetch_index(dataset, collate, index, seed, sample_no: int):
+    """One sample of a map-style dataset, passed to ``collate`` alone (no automatic
+    batching: ``batch_size=None``)."""
+    with _batch_stream(seed):
+        return collate(_read(dataset, index, sample_no))
+
+
+def _fetch_stream(dataset, iterator, batch_size: int | None, drop_last: bool, collate, seed,
                   batch_no: int):
+    """The next ``batch_size`` samples of a stream, collated; with ``batch_size`` None the
+    next sample alone, passed to ``collate``. ``_END`` once the stream has nothing left (or,
+    with ``drop_last``, only a partial batch)."""
+    wanted = 1 if batch_size is None else batch_size
     samples = []
     with _batch_stream(seed):
-        while len(samples) < batch_size:
+        while len(samples) < wanted:
             try:
                 samples.append(next(iterator))
             except StopIteration:
                 break
             except Exception as exc:
-                position = batch_no * batch_size + len(samples)
+                position = batch_no * wanted + len(samples)
                 raise _sample_error(dataset, position, exc, batch_no,
                                     "stream sample") from None
-        if not samples or (drop_last and len(samples) < batch_size):
+        if not samples or (drop_last and len(samples) < wanted):
             return _END
-        return collate(samples)
+        return collate(samples) if batch_size is not None else collate(samples[0])
 
 
 # -- the loader ----------------------------------------------------------------------------------
@@ -213,21 +150,25 @@ class DataLoader:
     Args:
         dataset: a map-style :class:`~fw_core.data.Dataset` (``len`` and ``ds[i]``) or an
             :class:`~fw_core.data.IterableDataset` (batched in stream order).
-        batch_size: samples per batch.
+        batch_size: samples per batch; None turns automatic batching off: each sample (each
+            index of the sampler, or each item of a stream) passes through ``collate_fn`` on
+            its own (default then :func:`default_convert`), as in PyTorch.
         shuffle: visit samples in a new random order each epoch (a RandomSampler drawing from
             ``generator``).
         sampler: the order of indices (excludes ``shuffle``).
         batch_sampler: yields whole index lists (excludes batch_size, shuffle, sampler and
             drop_last).
         num_workers: threads that load batches in the background (0: load in the loop).
-        collate_fn: turns a list of samples into a batch (default :func:`default_collate`).
+        collate_fn: turns a list of samples into a batch (default :func:`default_collate`),
+            or with ``batch_size=None`` one sample into what the loop receives.
         pin_memory: accepted for PyTorch compatibility; a no-op. Page-locked staging is the
             device's business: with ``device="cuda"`` every batch goes through pinned buffers.
         device: put every batch's tensors on this device (``"cuda"``, ``"cuda:1"``), batch
             k+1's copies started before batch k is handed out, so a device with asynchronous
             copies (cuda: pinned buffer, copy stream) moves the next batch while the loop
             trains on this one. None: batches stay where collate made them (the CPU).
-        drop_last: drop the last batch when it is smaller than ``batch_size``.
+        drop_last: drop the last batch when it is smaller than ``batch_size`` (refused with
+            ``batch_size=None``).
         timeout: seconds to wait for a batch from the workers before a LoaderTimeoutError
             (0: no limit; only with num_workers > 0, as in PyTorch).
         worker_init_fn: ``fn(worker_id)``, run in each worker thread as it starts (where
@@ -285,7 +226,9 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.persistent_workers = bool(persistent_workers)
         self._workers: Workers | None = None  # the threads kept between epochs, if persistent
-        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        if collate_fn is None:
+            collate_fn = default_convert if batch_size is None else default_collate
+        self.collate_fn = collate_fn
         self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
         self.in_order = in_order
         self.generator = generator
@@ -306,16 +249,22 @@ class DataLoader:
         if shuffle and sampler is not None:
             raise _bad("shuffle=True and a sampler both decide the order",
                        "pass one of them (e.g. RandomSampler(ds) as the sampler)", arguments)
-        self.batch_size = _count(batch_size, "batch_size", 1, arguments)
+        if batch_size is None and drop_last:
+            raise _bad("batch_size=None turns automatic batching off, so there is no last "
+                       "batch for drop_last to drop", "drop drop_last, or pass a batch_size",
+                       arguments)
+        self.batch_size = None if batch_size is None else _count(batch_size, "batch_size", 1,
+                                                                 arguments)
         self.drop_last = bool(drop_last)
+        self.sampler = self.batch_sampler = None
         if self._iterable:
-            self.sampler = self.batch_sampler = None
             return
         if sampler is None:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
         self.sampler = sampler
-        self.batch_sampler = BatchSampler(sampler, self.batch_size, self.drop_last)
+        if self.batch_size is not None:
+            self.batch_sampler = BatchSampler(sampler, self.batch_size, self.drop_last)
 
     @staticmethod
     def _check_arguments(dataset, collate_fn, sampler, batch_sampler) -> None:
@@ -354,10 +303,13 @@ class DataLoader:
                            f"or drop {name}", arguments)
 
     def __len__(self) -> int:
-        """Batches per epoch (an IterableDataset needs ``__len__`` for this)."""
+        """Batches per epoch, or samples with ``batch_size=None`` (an IterableDataset needs
+        ``__len__`` for this)."""
         if not self._iterable:
-            return length_of(self.batch_sampler)
+            return length_of(self.sampler if self.batch_sampler is None else self.batch_sampler)
         n = length_of(self.dataset)
+        if self.batch_size is None:
+            return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self) -> Iterator:
@@ -367,6 +319,10 @@ class DataLoader:
                            self.drop_last, self.collate_fn)
             tasks = (partial(step, (base, k), k) for k in count())
             readers = min(self.num_workers, 1)  # one iterator: one reader keeps the order
+        elif self.batch_sampler is None:
+            step = partial(_fetch_index, self.dataset, self.collate_fn)
+            tasks = (partial(step, index, (base, k), k) for k, index in enumerate(self.sampler))
+            readers = self.num_workers
         else:
             fast = (getattr(self.dataset, "get_batch", None)
                     if self.collate_fn is default_collate else None)

@@ -8,9 +8,10 @@ so epochs differ from one another while a run stays reproducible.
 
 from __future__ import annotations
 
-__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler"]
+__all__ = ["BatchSampler", "DistributedSampler", "RandomSampler", "Sampler",
+           "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"]
 
+import math
 import numbers
 from collections.abc import Iterator, Sequence
 from itertools import islice
@@ -34,6 +35,14 @@ def _positive_int(value, name: str, owner: str) -> int:
                         inputs=describe(**{name: value}),
                         hint=f"pass {name}=1 or more (a whole number)")
     return int(value)
+
+
+def _flag(value, name: str, owner: str) -> bool:
+    """``value`` if it is a bool; PyTorch's samplers refuse anything else (a 1, a "yes")."""
+    if not isinstance(value, bool):
+        raise DataError(f"{name} must be True or False, got {value!r}", op=owner,
+                        inputs=describe(**{name: value}), hint=f"pass {name}=True or False")
+    return value
 
 
 class Sampler:
@@ -77,7 +86,7 @@ class RandomSampler(Sampler):
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
                  generator: _random.Generator | None = None):
         self.data_source = data_source
-        self.replacement = replacement
+        self.replacement = _flag(replacement, "replacement", "RandomSampler")
         self._num_samples = (None if num_samples is None
                              else _positive_int(num_samples, "num_samples", "RandomSampler"))
         self.generator = generator
@@ -130,7 +139,11 @@ class WeightedRandomSampler(Sampler):
 
     def __init__(self, weights, num_samples: int, replacement: bool = True,
                  generator: _random.Generator | None = None):
-        weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.ndim != 1:
+            raise DataError(f"weights must be a 1-d sequence, got shape {weights.shape}",
+                            op="WeightedRandomSampler", inputs=describe(weights=weights),
+                            hint="give one weight per sample in a flat list")
         if weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
                 or weights.sum() <= 0:
             raise DataError("weights must be finite, >= 0 and not all 0",
@@ -140,6 +153,7 @@ class WeightedRandomSampler(Sampler):
                             hint="give each sample a weight >= 0, e.g. 1 / (count of its "
                             "class)")
         self.num_samples = _positive_int(num_samples, "num_samples", "WeightedRandomSampler")
+        replacement = _flag(replacement, "replacement", "WeightedRandomSampler")
         if not replacement and self.num_samples > np.count_nonzero(weights):
             raise DataError(f"cannot draw {self.num_samples} distinct indices from "
                             f"{np.count_nonzero(weights)} non-zero weights",
@@ -175,7 +189,7 @@ class BatchSampler(Sampler):
     def __init__(self, sampler, batch_size: int, drop_last: bool = False):
         self.sampler = sampler
         self.batch_size = _positive_int(batch_size, "batch_size", "BatchSampler")
-        self.drop_last = bool(drop_last)
+        self.drop_last = _flag(drop_last, "drop_last", "BatchSampler")
 
     def __iter__(self) -> Iterator[list[int]]:
         indices = iter(self.sampler)
@@ -187,3 +201,80 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = length_of(self.sampler, "BatchSampler")
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """The share of a dataset's indices that one of ``num_replicas`` processes reads.
+
+    Each epoch orders the indices (a permutation seeded by ``seed + epoch`` when
+    ``shuffle``, else 0, 1, ...), pads that order by repeating it from its start until every
+    replica gets ``num_samples`` indices (or, with ``drop_last``, cuts its tail instead), and
+    gives replica ``rank`` every ``num_replicas``-th index from position ``rank`` on: PyTorch's
+    partition, so replicas never overlap except on padding. Every replica must use the same
+    ``seed`` and call :meth:`set_epoch` with the same epoch before each epoch, or the
+    permutations differ (fw's permutations are not torch's: same seed, other order).
+
+    Args:
+        dataset: a sized dataset.
+        num_replicas: how many processes read the dataset (the world size).
+        rank: this process's number, 0 to ``num_replicas - 1``.
+        shuffle: a new order each epoch (default True).
+        seed: the permutation's seed, shared by all replicas.
+        drop_last: cut the tail so that the dataset divides evenly (default: pad instead).
+
+    Raises:
+        DataError: ``num_replicas`` or ``rank`` not given (fw has no process group to ask),
+            or a rank outside ``[0, num_replicas)``.
+
+    >>> sampler = fw.data.DistributedSampler(ds, num_replicas=4, rank=1)
+    >>> for epoch in range(3):
+    ...     sampler.set_epoch(epoch)
+    ...     for batch in fw.data.DataLoader(ds, batch_size=32, sampler=sampler): ...
+    """
+
+    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False):
+        if num_replicas is None or rank is None:
+            raise DataError("needs num_replicas and rank: fw has no default process group "
+                            "to read the world size and rank from", op="DistributedSampler",
+                            inputs=describe(num_replicas=num_replicas, rank=rank),
+                            hint="pass num_replicas=<number of processes> and rank=<this "
+                                 "process's number>, e.g. from your launcher's WORLD_SIZE "
+                                 "and RANK environment variables")
+        self.num_replicas = _positive_int(num_replicas, "num_replicas", "DistributedSampler")
+        if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) \
+                or not 0 <= rank < self.num_replicas:
+            raise DataError(f"invalid rank {rank!r}, rank should be in the interval "
+                            f"[0, {self.num_replicas - 1}]", op="DistributedSampler",
+                            inputs=describe(num_replicas=num_replicas, rank=rank),
+                            hint="ranks count the processes from 0")
+        self.dataset, self.rank, self.epoch = dataset, int(rank), 0
+        self.shuffle = bool(shuffle)
+        self.seed = int(seed)
+        self.drop_last = bool(drop_last)
+        n = length_of(dataset, "DistributedSampler")
+        if self.drop_last and n % self.num_replicas:
+            self.num_samples = math.ceil((n - self.num_replicas) / self.num_replicas)
+        else:
+            self.num_samples = math.ceil(n / self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use the permutation of ``epoch`` from the next iteration on (call it with the same
+        epoch in every replica, before each epoch)."""
+        self.epoch = int(epoch)
+
+    def __iter__(self) -> Iterator[int]:
+        n = length_of(self.dataset, "DistributedSampler")
+        if self.shuffle:
+            order = _random.Generator(self.seed + self.epoch).numpy.permutation(n)
+        else:
+            order = np.arange(n)
+        if self.drop_last:
+            order = order[:self.total_size]
+        elif n:
+            order = np.resize(order, self.total_size)  # repeats the order from its start
+        return iter(order[self.rank:self.total_size:self.num_replicas].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples

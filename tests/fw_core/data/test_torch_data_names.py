@@ -37,8 +37,8 @@ def test_pytorchs_submodules_import_the_same_objects():
 
 
 def test_a_name_fw_lacks_raises_missing_name_error():
-    with pytest.raises(MissingNameError, match="fw has no utils.data.DistributedSampler yet"):
-        fw.utils.data.DistributedSampler  # noqa: B018
+    with pytest.raises(MissingNameError, match="fw has no utils.data.IterDataPipe yet"):
+        fw.utils.data.IterDataPipe  # noqa: B018
     with pytest.raises(MissingNameError, match="fw has no utils.tensorboard"):
         fw.utils.tensorboard  # noqa: B018
     assert not hasattr(fw.utils.data, "DataPipe")  # an AttributeError, so hasattr works
