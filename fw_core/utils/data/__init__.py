@@ -1,10 +1,11 @@
 """``torch.utils.data`` spelled for fw: the very objects of :mod:`fw_core.data` (datasets,
-samplers, the DataLoader, ``default_collate``, ``get_worker_info``), so code written
-``from torch.utils.data import DataLoader, TensorDataset`` runs with ``fw_core`` in its place.
+samplers, the DataLoader, ``default_collate``, ``default_convert``, ``get_worker_info``), so
+code written ``from torch.utils.data import DataLoader, TensorDataset`` runs with ``fw_core``
+in its place.
 
 ``fw.utils.data.DataLoader is fw.data.DataLoader``. The submodules PyTorch programs import
 from are here too: :mod:`.dataloader`, :mod:`.dataset`, :mod:`.sampler`. A name PyTorch has
-and fw lacks (``DistributedSampler``) raises a MissingNameError.
+and fw lacks (the DataPipe classes, ``IterDataPipe``) raises a MissingNameError.
 """
 
 from ...data import *  # noqa: F403
