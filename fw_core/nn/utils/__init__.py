@@ -9,9 +9,11 @@ same function).
 from __future__ import annotations
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "parametrizations",
-           "parametrize", "remove_weight_norm", "rnn", "vector_to_parameters", "weight_norm"]
+           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
+           "vector_to_parameters", "weight_norm"]
 
 from ...optim.clip import clip_grad_norm_, clip_grad_value_
 from . import parametrizations, parametrize, rnn
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm

@@ -52,7 +52,11 @@ class ParametrizationList(ModuleList):
         self.unsafe = unsafe
         first = modules[0]
         with no_grad():
-            new = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+            try:
+                new = first.right_inverse(original) if hasattr(first, "right_inverse") \
+                    else original
+            except NotImplementedError:  # as PyTorch's: an identity right_inverse
+                new = original
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
@@ -179,6 +183,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         ArgumentError: if the module has no parameter or buffer ``tensor_name``.
         ShapeError: if the parametrization changes dtype or shape (unless ``unsafe``).
     """
+    parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
         chain = module.parametrizations[tensor_name]
         if not unsafe:

@@ -9,7 +9,8 @@ reparametrisation (keys ``parametrizations.weight.original0/1``).
 
 from __future__ import annotations
 
-__all__ = ["norm_except_dim", "remove_weight_norm", "weight_norm", "weight_norm_of"]
+__all__ = ["hooks_of", "norm_except_dim", "pop_hook", "remove_weight_norm", "weight_norm",
+           "weight_norm_of"]
 
 from ...errors import ArgumentError, InvalidArgumentError
 from ...ops.reduction import norm
@@ -49,9 +50,27 @@ class WeightNorm:
         setattr(module, self.name, self.compute_weight(module))
 
 
-def _hooks(module: Module, name: str):
+def hooks_of(module: Module, kind: type, name: str) -> list:
+    """The (key, hook) pairs of ``module``'s forward pre-hooks of class ``kind`` that
+    reparametrise ``name``."""
     return [(key, hook) for key, hook in module._forward_pre_hooks.items()
-            if isinstance(hook, WeightNorm) and hook.name == name]
+            if isinstance(hook, kind) and hook.name == name]
+
+
+def pop_hook(module: Module, kind: type, name: str, reparametrisation: str):
+    """Unregister and return ``module``'s forward pre-hook of class ``kind`` on ``name``.
+
+    Raises:
+        ArgumentError: (a ValueError, as PyTorch's) when there is none.
+    """
+    hooks = hooks_of(module, kind, name)
+    if not hooks:
+        raise ArgumentError(f"{reparametrisation} of '{name}' not found in "
+                            f"{type(module).__name__}", op=f"remove_{reparametrisation}",
+                            hint=f"apply {reparametrisation} first")
+    key, hook = hooks[0]
+    del module._forward_pre_hooks[key]
+    return hook
 
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
@@ -62,7 +81,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     Raises:
         FwError: (a RuntimeError, as PyTorch's) when ``name`` already has a weight-norm hook.
     """
-    if _hooks(module, name):
+    if hooks_of(module, WeightNorm, name):
         raise InvalidArgumentError(
             f"Cannot register two weight_norm hooks on the same parameter {name}",
             op="weight_norm", hint="call remove_weight_norm first")
@@ -84,15 +103,10 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     Raises:
         ArgumentError: (a ValueError, as PyTorch's) when ``name`` has no weight norm.
     """
-    hooks = _hooks(module, name)
-    if not hooks:
-        raise ArgumentError(f"weight_norm of '{name}' not found in {type(module).__name__}",
-                            op="remove_weight_norm", hint="apply weight_norm first")
-    key, hook = hooks[0]
+    hook = pop_hook(module, WeightNorm, name, "weight_norm")
     weight = hook.compute_weight(module).detach()
     module.__dict__.pop(name, None)
     del module._parameters[name + "_g"]
     del module._parameters[name + "_v"]
     module.register_parameter(name, Parameter(weight))
-    del module._forward_pre_hooks[key]
     return module
