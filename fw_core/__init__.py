@@ -6,7 +6,7 @@ in their own modules (see DESIGN.md).
 
 __version__ = "0.1.0"
 
-from . import data, dtypes, errors, inspect, optim, plugins, random  # noqa: E402
+from . import dtypes, errors, inspect, plugins, random  # noqa: E402
 from .hookspecs import hookimpl, hookspec  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
@@ -67,33 +67,27 @@ from .ops.sampling import *  # noqa: E402,F403
 from .random import Generator, get_rng_state, manual_seed, set_rng_state  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from . import tensor_methods as _tensor_methods  # noqa: E402,F401
-from . import nn, training  # noqa: E402
-from . import io  # noqa: E402
-from . import distributions  # noqa: E402
-from . import backends, cuda, utils  # noqa: E402
 from .legacy_tensors import *  # noqa: E402,F403
-from .io import load, save, serializable  # noqa: E402
-from .training import Model, Sequential, callbacks, metrics  # noqa: E402
-from . import memory, scheduler, threads  # noqa: E402
-from . import func  # noqa: E402
+from . import threads  # noqa: E402
 from .printing import get_printoptions, set_printoptions  # noqa: E402
 from .switches import *  # noqa: E402,F403
 from .threads import get_num_threads, set_num_threads  # noqa: E402
-from .context import context  # noqa: E402
-from .compile import compile, traceable  # noqa: E402,A004
 
 half, float, double, long, int, bool = float16, float32, float64, int64, int32, bool_  # noqa: A001
 short = int16
 
 plugins.load()
 
-# a name these modules lack raises a MissingNameError naming fw's equivalent of the PyTorch name
+# The layers, optimisers, data, saving, training and compiling APIs load on first use (``fw.nn``
+# imports fw_core.nn): ``import fw_core`` stays the tensor library and its plugins. A name fw
+# lacks raises a MissingNameError naming fw's equivalent of the PyTorch name.
 from . import names as _names  # noqa: E402
+from .lazy import lazy_api as _lazy_api  # noqa: E402
 
-_names.guard(__name__, "fw")
-_names.guard(nn.__name__, "nn")
-_names.guard(nn.functional.__name__, "nn.functional")
-_names.guard(optim.__name__, "optim")
-_names.guard(utils.__name__, "utils")
-_names.guard(utils.data.__name__, "utils.data")
-_names.guard(cuda.__name__, "cuda")
+_lazy_api(__name__, {
+    "Model": "training", "Sequential": "training", "callbacks": "training",
+    "metrics": "training", "load": "io", "save": "io", "serializable": "io",
+    "compile": "compile", "traceable": "compile", "context": "context"},
+    submodules=("backends", "cuda", "data", "distributions", "func", "io", "memory", "nn",
+                "optim", "scheduler", "training", "utils"),
+    missing=lambda name: _names.missing("fw", name), export=False)

@@ -196,3 +196,8 @@ def memory_reserved(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Start :func:`max_memory_allocated` again from the bytes live now."""
     _memory.reset_peak(_device(device, "reset_peak_memory_stats"))
+
+# a name this module lacks raises a MissingNameError naming fw's equivalent, if any
+from .names import guard as _guard  # noqa: E402
+
+_guard(__name__, "cuda")

@@ -1,8 +1,9 @@
-"""Cheap imports for plugin packages: public names resolved on first use, inspectors whose
+"""Cheap imports: public names and subpackages resolved on first use, inspectors whose
 callbacks import their implementation on the first call.
 
 A tool plugin (fw_debugger, fw_viz) is loaded at ``import fw_core``; these keep that load from
-importing the plugin's heavy modules (matplotlib, tensorboardX, ...) until something is used.
+importing the plugin's heavy modules (matplotlib, tensorboardX, ...) until something is used,
+and keep ``import fw_core`` itself to the tensor library (``fw.nn`` imports fw_core.nn).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from collections.abc import Callable
 
 from .records import Inspector
 
@@ -25,26 +27,60 @@ class _LazyPackage(types.ModuleType):
         super().__setattr__(name, value)
 
 
-def lazy_api(package: str, api: dict[str, str]) -> None:
-    """Make the names of ``api`` (public name -> submodule of ``package`` defining it)
-    attributes of ``package`` that import their submodule on first use. Call it at the end of
-    the package's ``__init__``: ``lazy_api(__name__, {"record": "record", ...})``."""
+def lazy_api(package: str, api: dict[str, str], submodules: tuple[str, ...] = (),
+             missing: Callable[[str], Exception] | None = None, export: bool = True) -> None:
+    """Make the names of ``api`` (public name -> submodule of ``package`` defining it) and the
+    ``submodules`` attributes of ``package`` that import their submodule on first use. Call it
+    at the end of the package's ``__init__``: ``lazy_api(__name__, {"record": "record", ...})``.
+
+    ``missing(name)`` is the exception for any other name (AttributeError by default);
+    ``export`` makes ``api`` the package's ``__all__``."""
     module = sys.modules[package]
+    lazy = set(api) | set(submodules)
 
     def __getattr__(name: str):
-        try:
-            submodule = api[name]
-        except KeyError:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        value = getattr(importlib.import_module(f"{package}.{submodule}"), name)
+        if name in api:
+            value = getattr(importlib.import_module(f"{package}.{api[name]}"), name)
+        elif name in submodules:
+            value = importlib.import_module(f"{package}.{name}")
+        elif missing is None or name.startswith("__"):  # dunders: the import machinery probing
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        else:
+            raise missing(name)
         setattr(module, name, value)  # later look-ups skip this function
         return value
 
+    for name in api:  # a submodule imported already was bound over its namesake
+        if isinstance(vars(module).get(name), types.ModuleType):
+            delattr(module, name)
     module._lazy_api = api
     module.__getattr__ = __getattr__
-    module.__dir__ = lambda: sorted(set(vars(module)) | set(api))
-    module.__all__ = sorted(api)
+    module.__dir__ = lambda: sorted(set(vars(module)) | lazy)
+    if export:
+        module.__all__ = sorted(api)
     module.__class__ = _LazyPackage
+
+
+class _Later:
+    """``module.name(*args)``, the module imported at the first call (see :func:`later`)."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name, self.target = module, name, None
+
+    def __call__(self, *args, **kwargs):
+        target = self.target
+        if target is None:
+            target = self.target = getattr(importlib.import_module(self.module), self.name)
+        return target(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self.module}.{self.name}, imported at the first call>"
+
+
+def later(module: str, name: str) -> Callable:
+    """A function calling ``module.name``, importing ``module`` at its first call: for a
+    plugin's record (a fusion rule's ``generate``) whose implementation is costly to import."""
+    return _Later(module, name)
 
 
 class _Forward:

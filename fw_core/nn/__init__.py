@@ -17,3 +17,8 @@ from .parameter import Parameter
 from .summary import summary
 
 __all__ = ["Module", "Parameter", "functional", "init", "summary", "utils", *_layers]
+
+# a name this module lacks raises a MissingNameError naming fw's equivalent, if any
+from ..names import guard as _guard  # noqa: E402
+
+_guard(__name__, "nn")

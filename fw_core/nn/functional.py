@@ -299,3 +299,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     ``enable_gqa`` lets key and value have fewer heads than query (grouped-query attention)."""
     return _attention.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
                                                    is_causal, scale, enable_gqa)
+
+# a name this module lacks raises a MissingNameError naming fw's equivalent, if any
+from ..names import guard as _guard  # noqa: E402
+
+_guard(__name__, "nn.functional")

@@ -28,3 +28,8 @@ from .sgd import SGD
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax",
            "ArgumentError", "NAdam", "NonFiniteError", "Optimizer", "RAdam", "RMSprop", "Rprop",
            "clip_grad_norm_", "clip_grad_value_", "lr_scheduler"]
+
+# a name this module lacks raises a MissingNameError naming fw's equivalent, if any
+from ..names import guard as _guard  # noqa: E402
+
+_guard(__name__, "optim")

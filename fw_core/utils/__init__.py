@@ -7,3 +7,8 @@ A name ``torch.utils`` has and this module lacks raises a MissingNameError sayin
 from . import data
 
 __all__ = ["data"]
+
+# a name this module lacks raises a MissingNameError naming fw's equivalent, if any
+from ..names import guard as _guard  # noqa: E402
+
+_guard(__name__, "utils")

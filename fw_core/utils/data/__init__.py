@@ -13,3 +13,8 @@ from ...data import __all__ as _names
 from . import dataloader, dataset, sampler
 
 __all__ = [*_names, "dataloader", "dataset", "sampler"]
+
+# a name this module lacks raises a MissingNameError naming fw's equivalent, if any
+from ...names import guard as _guard  # noqa: E402
+
+_guard(__name__, "utils.data")
