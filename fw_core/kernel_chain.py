@@ -30,9 +30,10 @@ def compose(chain: list[tuple[KernelSpec, str]]):
 
 
 def is_lazy(chain: list[tuple[KernelSpec, str]]) -> bool:
-    """Whether a kernel of ``chain`` is a :class:`~fw_core.records.LazyKernel` (not imported
-    yet): its device's table composes it when the first device of that type is made."""
-    return any(isinstance(spec.fn, LazyKernel) for spec, _ in chain)
+    """Whether a kernel or guard of ``chain`` is a :class:`~fw_core.records.LazyKernel` (not
+    imported yet): its device's table composes it when the first device of that type is made."""
+    return any(isinstance(spec.fn, LazyKernel) or isinstance(spec.guard, LazyKernel)
+               for spec, _ in chain)
 
 
 def _callable(spec: KernelSpec, owner: str):
@@ -52,8 +53,14 @@ def _table(name: str) -> dict:
     return getattr(importlib.import_module(module), function)()
 
 
-def _guarded(spec: KernelSpec, primary, fallback):
+def guard_of(spec: KernelSpec):
+    """The guard of ``spec``: ``guard`` itself, or what its LazyKernel names."""
     guard = spec.guard
+    return _table(guard.table)[guard.op] if isinstance(guard, LazyKernel) else guard
+
+
+def _guarded(spec: KernelSpec, primary, fallback):
+    guard = guard_of(spec)
 
     def kernel(*arrays, **attrs):
         took = guard(*arrays, **attrs)

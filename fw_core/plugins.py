@@ -223,7 +223,7 @@ def serving(op: str, device: str, arrays: tuple, attrs: dict) -> tuple[str, str]
         return None
     refused = []
     for spec, owner in chain:
-        if spec.guard is not None and not spec.guard(*arrays, **attrs):
+        if spec.guard is not None and not kernel_chain.guard_of(spec)(*arrays, **attrs):
             takes = spec.takes or "some calls"
             refused.append(f"{owner}'s guard refused it ({owner} takes {takes})")
             continue

@@ -167,7 +167,7 @@ class KernelSpec:
             lower priority runs instead. A guard may return, instead of True, the function that
             runs this call with ``fn``'s arguments (a kernel bound to the cached primitive the
             guard looked up, say), which then runs in place of ``fn``. It must be cheap and must
-            not raise for valid inputs.
+            not raise for valid inputs. A :class:`LazyKernel` may name it, as ``fn``.
         takes: what the guard accepts, in words ("float32, C-contiguous, 2-d"): what
             ``fw.plugins.dispatch_table()`` and ``fw plugins --verbose`` say.
     """
@@ -177,7 +177,7 @@ class KernelSpec:
     fn: Callable
     dtypes: frozenset[str] | None = None
     priority: int = 0
-    guard: Callable[..., bool | Callable] | None = None
+    guard: Callable[..., bool | Callable] | LazyKernel | None = None
     takes: str = ""
 
 

@@ -32,6 +32,26 @@ def test_import_loads_no_heavy_module_and_lists_every_plugin():
     assert {"fw_cpu", "fw_cuda", "fw_debugger", "fw_viz"} <= set(out["plugins"])
 
 
+#: the APIs above the tensor library, imported at their first use (``fw.nn`` imports fw_core.nn)
+ON_FIRST_USE = ("fw_core.nn", "fw_core.optim", "fw_core.data", "fw_core.io", "fw_core.training",
+                "fw_core.distributions", "fw_core.func", "fw_core.utils", "fw_core.cuda",
+                "fw_core.backends", "fw_onednn.capi")
+
+
+def test_import_leaves_the_high_level_apis_and_onednn_to_their_first_use():
+    out = fresh(f"before = [m for m in {ON_FIRST_USE!r} if m in sys.modules]\n"
+                "layer = fw.nn.Linear(3, 2)\n"
+                "step = fw.optim.SGD(layer.parameters(), lr=0.1)\n"
+                "loader = fw.utils.data.DataLoader(fw.utils.data.TensorDataset(fw.ones(4, 3)))\n"
+                "out = {'before': before, 'compile': repr(fw.compile), 'model': fw.Model.__name__,"
+                " 'after': [m for m in "
+                f"{ON_FIRST_USE!r} if m in sys.modules]}}")
+    assert out["before"] == []
+    assert out["compile"] == "<fw.compile>" and out["model"] == "Model"
+    assert {"fw_core.nn", "fw_core.optim", "fw_core.data", "fw_core.utils",
+            "fw_onednn.capi"} <= set(out["after"])
+
+
 def test_first_cpu_op_imports_scipy_for_its_kernel_and_computes():
     out = fresh("before = 'scipy' in sys.modules\n"
                 "y = fw.sigmoid(fw.tensor([0.0, 2.0]))\n"

@@ -11,16 +11,13 @@ the ``fw.plugins`` entry point. This package adds what a user may want to look a
   sets it together with fw's other pools).
 """
 
-# fw_core first: importing it loads the plugin (fw_onednn.plugin), which imports this package's
-# modules; were one of them half-imported here, the plugin would fail with a circular import
+# fw_core first: importing it loads the plugin (fw_onednn.plugin), which imports this package;
+# the names below load their modules (and oneDNN) on first use
 import fw_core  # noqa: F401, I001
+from fw_core.lazy import lazy_api
 
-from .cache import CacheInfo, cache_clear, cache_info, set_cache_capacity
-from .kernels import set_min_work
-from .runtime import cpu_isa, version
-from .sizes import set_min_elements
-from .threads import get_num_threads, set_num_threads
-
-__all__ = ["CacheInfo", "cache_clear", "cache_info", "cpu_isa", "get_num_threads",
-           "set_cache_capacity", "set_min_elements", "set_min_work", "set_num_threads",
-           "version"]
+lazy_api(__name__, {
+    "CacheInfo": "cache", "cache_clear": "cache", "cache_info": "cache",
+    "set_cache_capacity": "cache", "set_min_work": "kernels", "cpu_isa": "runtime",
+    "version": "runtime", "set_min_elements": "sizes", "get_num_threads": "threads",
+    "set_num_threads": "threads"})

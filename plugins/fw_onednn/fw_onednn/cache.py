@@ -15,6 +15,7 @@ integers: under concurrent threads they may miss an increment.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 
@@ -123,6 +124,11 @@ def cache_info() -> CacheInfo:
     """Hits, misses, evictions and contents of fw_onednn's primitive cache (a
     :class:`CacheInfo`)."""
     return PRIMITIVES.info()
+
+
+def info_dict() -> dict:
+    """:func:`cache_info` as a dict, for ``fw.plugins.kernel_caches()``."""
+    return dataclasses.asdict(PRIMITIVES.info())
 
 
 def cache_clear() -> None:

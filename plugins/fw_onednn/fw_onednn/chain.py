@@ -40,16 +40,16 @@ from typing import NamedTuple
 import numpy as np
 
 from fw_core.compile.ir import Value
-from fw_core.records import FusionRule, Structure
 
 from . import capi, capi_conv, capi_eltwise, conv, eltwise, pooling, spatial
 from .cache import PRIMITIVES
+from .catalog import BLOCKED_CHAIN
 from .layouts import contiguous, elements
 from .primitive import Refusal
 from .program import Builder
 
 F32 = np.dtype(np.float32)
-NAME = "onednn.blocked_chain"
+NAME = BLOCKED_CHAIN.name
 KIND = "chain:f32"  # the primitive cache's kind of a chain's program
 _lookup, _add, _empty, _finite = PRIMITIVES.lookup, PRIMITIVES.add, np.empty, math.isfinite
 _POOLS = {"max_pool2d": lambda attrs: capi_conv.POOLING_MAX,
@@ -294,7 +294,3 @@ def _eltwise(b, member: Member, value, layout, steps):
 
 
 _MEMBERS = {"conv": _conv, "pool": _pool, "eltwise": _eltwise}
-
-RULE = FusionRule(name=NAME, device="cpu", chains=True, supports=supports, generate=generate,
-                  structures=frozenset({Structure.CONTRACTION, Structure.REDUCTION,
-                                        Structure.ELEMENTWISE}))

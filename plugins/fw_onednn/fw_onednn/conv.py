@@ -38,15 +38,13 @@ import numpy as np
 
 from . import capi, capi_conv, spatial
 from .cache import PRIMITIVES
+from .catalog import TAKES
 from .layouts import contiguous
 from .primitive import Refusal
 from .program import Builder
 
 F32 = np.dtype(np.float32)
 
-# what the guards take, in words (fw plugins --verbose)
-TAKES = ("float32 (the bias too), non-empty, positive strides in memory; any stride, padding, "
-         "dilation, groups and output_padding oneDNN has a JIT kernel for")
 
 # .entry: the program the guard just found, for its kernel (see fw_onednn.kernels)
 _found = threading.local()
@@ -348,11 +346,11 @@ def run_weight_grad(x, grad, **_attrs):
 
 
 #: (op, guard, kernel, what the guard takes) for every op this module serves
-KERNELS = (
-    ("conv1d", takes_conv1d, run_conv, TAKES),
-    ("conv2d", takes_conv2d, run_conv, TAKES),
-    ("conv_transpose1d", takes_conv_transpose1d, run_conv, TAKES),
-    ("conv_transpose2d", takes_conv_transpose2d, run_conv, TAKES),
-    ("conv1d_weight_grad", takes_conv1d_weight_grad, run_weight_grad, TAKES),
-    ("conv2d_weight_grad", takes_conv2d_weight_grad, run_weight_grad, TAKES),
-)
+KERNELS = tuple((op, guard, kernel, TAKES[op]) for op, guard, kernel in (
+    ("conv1d", takes_conv1d, run_conv),
+    ("conv2d", takes_conv2d, run_conv),
+    ("conv_transpose1d", takes_conv_transpose1d, run_conv),
+    ("conv_transpose2d", takes_conv_transpose2d, run_conv),
+    ("conv1d_weight_grad", takes_conv1d_weight_grad, run_weight_grad),
+    ("conv2d_weight_grad", takes_conv2d_weight_grad, run_weight_grad),
+))

@@ -43,6 +43,7 @@ import numpy as np
 
 from . import capi, capi_eltwise, primitive, sizes
 from .cache import PRIMITIVES
+from .catalog import TAKES
 from .layouts import contiguous
 from .runtime import ENGINE
 
@@ -87,13 +88,16 @@ class Eltwise:
         algorithm: ``fn(**attrs) -> Algorithm | None``: oneDNN's algorithm for the op's
             attributes, or None where oneDNN computes something else for them.
         min_elements: the measured cut-off: smaller arrays run faster on fw_cpu.
-        takes: what the guard accepts, in words (``fw plugins --verbose``).
     """
 
     op: str
     algorithm: Callable[..., Algorithm | None]
     min_elements: int
-    takes: str
+
+    @property
+    def takes(self) -> str:
+        """What the guard accepts, in words (``fw plugins --verbose``)."""
+        return TAKES[self.op]
 
 
 def _relu(negative_slope: float = 0.0) -> Algorithm:
@@ -112,20 +116,14 @@ def _gelu(approximate: str) -> Algorithm | None:
 
 #: the ops served, with the cut-offs benchmarks/eltwise.py measured (2 threads, AVX-512)
 OPS = (
-    Eltwise("relu", lambda: _relu(), 1 << 15, "float32, C-contiguous, no NaN"),
-    Eltwise("leaky_relu", _relu, 1 << 11, "float32, C-contiguous (no NaN when the slope is 0)"),
-    Eltwise("elu", lambda alpha: Algorithm(capi_eltwise.ELTWISE_ELU, float(alpha)), 1 << 12,
-            "float32, C-contiguous"),
-    Eltwise("gelu", _gelu, 1 << 10,
-            "float32, C-contiguous; approximate='none': no NaN, nothing from 2**127 up"),
-    Eltwise("sigmoid", lambda: Algorithm(capi_eltwise.ELTWISE_LOGISTIC), 1 << 12,
-            "float32, C-contiguous"),
-    Eltwise("silu", lambda: Algorithm(capi_eltwise.ELTWISE_SWISH, 1.0), 1 << 11,
-            "float32, C-contiguous"),
-    Eltwise("mish", lambda: Algorithm(capi_eltwise.ELTWISE_MISH), 1 << 8,
-            "float32, C-contiguous"),
-    Eltwise("sqrt", lambda: Algorithm(capi_eltwise.ELTWISE_SQRT), 1 << 15,
-            "float32, C-contiguous"),
+    Eltwise("relu", lambda: _relu(), 1 << 15),
+    Eltwise("leaky_relu", _relu, 1 << 11),
+    Eltwise("elu", lambda alpha: Algorithm(capi_eltwise.ELTWISE_ELU, float(alpha)), 1 << 12),
+    Eltwise("gelu", _gelu, 1 << 10),
+    Eltwise("sigmoid", lambda: Algorithm(capi_eltwise.ELTWISE_LOGISTIC), 1 << 12),
+    Eltwise("silu", lambda: Algorithm(capi_eltwise.ELTWISE_SWISH, 1.0), 1 << 11),
+    Eltwise("mish", lambda: Algorithm(capi_eltwise.ELTWISE_MISH), 1 << 8),
+    Eltwise("sqrt", lambda: Algorithm(capi_eltwise.ELTWISE_SQRT), 1 << 15),
 )
 
 

@@ -33,15 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fw_core.compile.ir import Value
-from fw_core.records import FusionRule, Structure
 
 from . import capi, capi_eltwise, layouts, postops, primitive
 from .cache import PRIMITIVES
+from .catalog import POST_OPS
 
 F32 = np.dtype(np.float32)
-NAME = "onednn.post_ops"
-#: above fw_cpu's cpu.blas_epilogue (1) and cpu.numba_pointwise (0): tried first
-PRIORITY = 2
+NAME = POST_OPS.name
 _lookup, _add = PRIMITIVES.lookup, PRIMITIVES.add
 
 
@@ -175,9 +173,3 @@ class FusedKernel:
             buffer[...] = result
             return buffer
         return result
-
-
-RULE = FusionRule(name=NAME, device="cpu",
-                  structures=frozenset([Structure.ELEMENTWISE, Structure.BROADCAST,
-                                        Structure.CONTRACTION]),
-                  generate=generate, priority=PRIORITY, supports=supports)

@@ -29,16 +29,13 @@ from fw_core.errors import UnsupportedError
 from . import equations, layouts, primitive
 from .arguments import whole_number
 from .cache import PRIMITIVES
+from .catalog import TAKES
 
 F32 = np.dtype(np.float32)
 
 #: primitive kinds: the op, the dtype and what is baked into the primitive (a cache key's head)
 MATMUL, LINEAR, LINEAR_BIAS, EINSUM = "matmul:f32", "linear:f32", "linear+bias:f32", "einsum:f32"
 
-# what the guards take, in words (fw plugins --verbose); the guards' docstrings give the detail
-TAKES = ("float32, at least set_min_work() multiply-adds, any transpose, oneDNN has a JIT "
-         "kernel for the layout")
-TAKES_EINSUM = "as matmul, for two-operand equations that are one matrix product of views"
 
 _lookup, _add = PRIMITIVES.lookup, PRIMITIVES.add
 
@@ -155,9 +152,9 @@ def _kernel(op: str, guard, takes: str):
 
 
 #: (op, guard, kernel, what the guard takes) for every op fw_onednn serves
-KERNELS = tuple((op, guard, _kernel(op, guard, takes), takes) for op, guard, takes in (
-    ("matmul", takes_matmul, TAKES),
-    ("bmm", takes_bmm, TAKES),
-    ("linear", takes_linear, TAKES),
-    ("einsum", takes_einsum, TAKES_EINSUM),
+KERNELS = tuple((op, guard, _kernel(op, guard, TAKES[op]), TAKES[op]) for op, guard in (
+    ("matmul", takes_matmul),
+    ("bmm", takes_bmm),
+    ("linear", takes_linear),
+    ("einsum", takes_einsum),
 ))

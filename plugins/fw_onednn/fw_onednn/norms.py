@@ -33,6 +33,7 @@ import numpy as np
 
 from . import capi, capi_eltwise, primitive, sizes
 from .cache import PRIMITIVES
+from .catalog import TAKES
 from .eltwise import not_finite
 from .layouts import contiguous
 from .primitive import Layout
@@ -225,13 +226,10 @@ def run_batch_norm(x, *tensors, training, momentum, eps, has_running, has_weight
 
 
 SOFTMAX = SoftmaxKernel("softmax", capi_eltwise.SOFTMAX_ACCURATE)
-_TAKES_SOFTMAX = "float32, C-contiguous, no NaN or +inf, over the last dimension"
 
 #: (op, guard, kernel, what the guard takes) for every op this module serves
-KERNELS = (
-    ("softmax", SOFTMAX.takes, SOFTMAX, _TAKES_SOFTMAX),
-    ("layer_norm", takes_layer_norm, run_layer_norm,
-     "float32, C-contiguous input, weight and bias"),
-    ("batch_norm", takes_batch_norm, run_batch_norm,
-     "float32, an (N, C) batch, C-contiguous (C,) statistics and affine parameters"),
-)
+KERNELS = tuple((op, guard, kernel, TAKES[op]) for op, guard, kernel in (
+    ("softmax", SOFTMAX.takes, SOFTMAX),
+    ("layer_norm", takes_layer_norm, run_layer_norm),
+    ("batch_norm", takes_batch_norm, run_batch_norm),
+))

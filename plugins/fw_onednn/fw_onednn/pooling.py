@@ -34,6 +34,7 @@ import numpy as np
 
 from . import capi, capi_conv, spatial
 from .cache import PRIMITIVES
+from .catalog import TAKES
 from .layouts import contiguous
 from .primitive import Refusal
 from .program import Builder
@@ -43,11 +44,6 @@ MAX, INDICES = "max_pool2d:f32", "max_pool2d_indices:f32"
 AVG, AVG_BACKWARD = "avg_pool2d:f32", "avg_pool2d_backward:f32"
 ADAPTIVE, ADAPTIVE_BACKWARD = "adaptive_avg_pool2d:f32", "adaptive_avg_pool2d_backward:f32"
 
-# what the guards take, in words (fw plugins --verbose)
-TAKES_MAX = "float32, non-empty, no NaN or -inf, windows oneDNN has a JIT kernel for"
-TAKES_AVG = ("float32, non-empty, no divisor_override, no count_include_pad window reaching "
-             "past the padding")
-TAKES_ADAPTIVE = "float32, non-empty, output size dividing the input size"
 
 # .entry: the program the guard just found, for its kernel (see fw_onednn.kernels)
 _found = threading.local()
@@ -330,12 +326,11 @@ def run_indices(x, **_attrs):
 
 
 #: (op, guard, kernel, what the guard takes) for every op this module serves
-KERNELS = (
-    ("max_pool2d", takes_max_pool2d, run_pool, TAKES_MAX),
-    ("max_pool2d_indices", takes_max_pool2d_indices, run_indices, TAKES_MAX),
-    ("avg_pool2d", takes_avg_pool2d, run_pool, TAKES_AVG),
-    ("avg_pool2d_backward", takes_avg_pool2d_backward, run_pool, TAKES_AVG),
-    ("adaptive_avg_pool2d", takes_adaptive_avg_pool2d, run_pool, TAKES_ADAPTIVE),
-    ("adaptive_avg_pool2d_backward", takes_adaptive_avg_pool2d_backward, run_pool,
-     TAKES_ADAPTIVE),
-)
+KERNELS = tuple((op, guard, kernel, TAKES[op]) for op, guard, kernel in (
+    ("max_pool2d", takes_max_pool2d, run_pool),
+    ("max_pool2d_indices", takes_max_pool2d_indices, run_indices),
+    ("avg_pool2d", takes_avg_pool2d, run_pool),
+    ("avg_pool2d_backward", takes_avg_pool2d_backward, run_pool),
+    ("adaptive_avg_pool2d", takes_adaptive_avg_pool2d, run_pool),
+    ("adaptive_avg_pool2d_backward", takes_adaptive_avg_pool2d_backward, run_pool),
+))

@@ -34,6 +34,7 @@ from fw_cpu.kept import KeptForBackward
 from . import capi_conv
 from . import capi_rnn as a
 from .cache import PRIMITIVES
+from .catalog import TAKES
 from .rnn_primitives import Cell, Layer, Shape, build
 
 F32 = np.dtype(np.float32)
@@ -46,7 +47,6 @@ RNN = {"tanh": Cell("rnn_tanh", gates=1, bias_gates=1, activation=a.ELTWISE_TANH
 KEPT = KeptForBackward()
 # .entry: the Layer the guard just found, for the kernel the chain runs next in this thread
 _found = threading.local()
-TAKES = "float32, shapes that fit the op, a oneDNN primitive for the cell and shape"
 
 
 # -- guards -------------------------------------------------------------------------------------
@@ -265,11 +265,11 @@ def run_rnn_backward(out, g, x, h0, w_ih, w_hh, *biases, reverse, nonlinearity):
 
 
 #: (op, guard, kernel, what the guard takes) for every recurrent op fw_onednn serves
-KERNELS = (
-    ("lstm_layer", takes_lstm, run_lstm, TAKES),
-    ("lstm_layer_backward", takes_lstm_backward, run_lstm_backward, TAKES),
-    ("gru_layer", takes_gru, run_gru, TAKES),
-    ("gru_layer_backward", takes_gru_backward, run_gru_backward, TAKES),
-    ("rnn_layer", takes_rnn, run_rnn, TAKES),
-    ("rnn_layer_backward", takes_rnn_backward, run_rnn_backward, TAKES),
-)
+KERNELS = tuple((op, guard, kernel, TAKES[op]) for op, guard, kernel in (
+    ("lstm_layer", takes_lstm, run_lstm),
+    ("lstm_layer_backward", takes_lstm_backward, run_lstm_backward),
+    ("gru_layer", takes_gru, run_gru),
+    ("gru_layer_backward", takes_gru_backward, run_gru_backward),
+    ("rnn_layer", takes_rnn, run_rnn),
+    ("rnn_layer_backward", takes_rnn_backward, run_rnn_backward),
+))

@@ -21,6 +21,7 @@ def test_the_kernels_are_guarded_and_above_fw_cpus():
 
 
 def test_fw_plugins_names_the_version_and_the_isa():
+    fw.ones(1)  # the first cpu tensor loads the library
     info = fw.plugins.require("fw_onednn")
     (note,) = [n for n in info.notes if n.startswith("oneDNN")]
     assert note.startswith(f"oneDNN {fw_onednn.version()} (")
@@ -58,13 +59,58 @@ def test_importing_fw_onednn_before_fw_core_loads_the_plugin():
     assert out.stdout.strip() == "['loaded']"
 
 
+def _run(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def _library_mapped() -> str:
+    return "any('libdnnl' in line for line in open('/proc/self/maps'))"
+
+
+def test_import_fw_core_loads_no_onednn_until_the_first_cpu_tensor():
+    """``import fw_core`` registers the kernels without loading libdnnl.so (24 MiB resident)
+    or the modules calling it; the first cpu tensor loads them, and the notes then name the
+    version."""
+    out = _run("import sys, fw_core as fw\n"
+               f"print({_library_mapped()}, 'fw_onednn.capi' in sys.modules)\n"
+               "print(fw.plugins.require('fw_onednn').notes[-1])\n"
+               "fw.ones(1)\n"
+               f"print({_library_mapped()}, 'fw_onednn.capi' in sys.modules)\n"
+               "print(fw.plugins.require('fw_onednn').notes[-1])")
+    before, note_before, after, note_after = out.splitlines()
+    assert before == "False False" and after == "True True"
+    assert "loaded with the first cpu tensor" in note_before
+    assert note_after.startswith("oneDNN 3.2.")
+
+
 def test_importing_fw_with_the_plugin_loads_no_numba():
-    """Numba (~0.4 s) is imported when the first primitive is built, not at import fw_core."""
-    code = ("import sys, fw_core, fw_onednn.plugin\n"
-            "assert fw_onednn.plugin.kernels.F32 is not None\n"
-            "print('numba' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    """Numba (~0.4 s) is imported when the first primitive is built, not with oneDNN's
+    modules."""
+    out = _run("import sys, fw_core as fw, fw_onednn\n"
+               "fw.ones(1)\n"
+               "assert fw_onednn.kernels.F32 is not None\n"
+               "print('numba' in sys.modules)")
+    assert out == "False"
+
+
+def test_a_library_failing_to_load_at_the_first_tensor_leaves_every_call_to_fw_cpu():
+    out = _run("import warnings, fw_core as fw\n"
+               "from fw_onednn import library\n"
+               "def broken():\n"
+               "    raise fw.errors.PluginError('libgomp.so.1: cannot open', hint='install it')\n"
+               "library.load = broken\n"
+               "with warnings.catch_warnings(record=True) as caught:\n"
+               "    warnings.simplefilter('always')\n"
+               "    a = fw.ones(64, 64)\n"
+               "    print((a @ a).numpy()[0, 0], len(caught))\n"
+               "[info] = [i for i in fw.plugins.info() if i.name == 'fw_onednn']\n"
+               "print(info.state, '|', info.reason, '|', info.fix)\n"
+               "print(fw.plugins.serving('matmul', 'cpu', (a.numpy(), a.numpy()), {})[0])")
+    product, state, owner = out.splitlines()
+    assert product == "64.0 1"
+    assert state == "failed | cannot load oneDNN: libgomp.so.1: cannot open | install it"
+    assert owner == "fw_cpu"
 
 
 def test_a_forked_child_runs_onednn_on_one_thread_instead_of_hanging():
@@ -85,3 +131,13 @@ def test_a_forked_child_runs_onednn_on_one_thread_instead_of_hanging():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.split() == ["0", "2"]
+
+
+def test_the_catalog_names_what_each_module_serves():
+    import importlib
+
+    from fw_onednn import catalog
+
+    for name, ops in catalog.MODULES.items():
+        module = importlib.import_module(f"fw_onednn.{name}")
+        assert {op: takes for op, _, _, takes in module.KERNELS} == ops
