@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 
-from .function import CompiledFunction
+from ..lazy import lazy_api
 
 _compiled: weakref.WeakSet = weakref.WeakSet()
 
@@ -19,6 +19,8 @@ class _Compile:
     def __call__(self, fn=None, *, name: str | None = None):
         if fn is None:  # @fw.compile(name=...)
             return lambda f: self(f, name=name)
+        from .function import CompiledFunction
+
         compiled = CompiledFunction(fn, name)
         _compiled.add(compiled)
         return compiled
@@ -55,3 +57,7 @@ compile = _Compile()  # noqa: A001 - fw.compile, as torch.compile
 traceable = compile
 
 __all__ = ["CompiledFunction", "compile", "traceable"]
+
+# the tracer and passes load with the first compiled function (a fusion rule's record, which
+# plugins import at load, needs only .ir and .epilogue)
+lazy_api(__name__, {"CompiledFunction": "function"}, export=False)
