@@ -99,6 +99,7 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_pre_hooks"] = {}
         d["_forward_hooks"] = {}
+        d["_load_state_dict_pre_hooks"] = {}
         d["training"] = True
         d["_fw_parent"] = None
         d["_fw_name"] = ""
@@ -244,6 +245,23 @@ class Module:
         key = id(hook) ^ len(self._forward_hooks)
         self._forward_hooks[key] = hook
         return _Handle(self._forward_hooks, key)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> _Handle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before :meth:`load_state_dict` reads this module's
+        entries (keys starting with ``prefix``), as torch's: it may rename or convert them in
+        ``state_dict``; strings it appends to ``error_msgs`` fail the load."""
+        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", {})
+        key = id(hook) ^ len(hooks)
+        hooks[key] = hook
+        return _Handle(hooks, key)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
+                                           ) -> _Handle:
+        """torch's older form: ``hook(state_dict, prefix, ...)`` unless ``with_module``."""
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(lambda _module, *args: hook(*args))
 
     # -- traversal ----------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True
@@ -399,6 +417,7 @@ class Module:
         from ..autograd import no_grad
         from ..ops.creation import as_tensor
 
+        state_dict = self._after_load_pre_hooks(state_dict, strict)
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -429,11 +448,29 @@ class Module:
                     target.copy_(value.to(target.device))
         return IncompatibleKeys(missing, unexpected)
 
+    def _after_load_pre_hooks(self, state_dict, strict: bool):
+        """``state_dict`` as the load-state-dict pre-hooks of this module and its descendants
+        leave it (a copy; the caller's is not changed)."""
+        hooked = [(path, m) for path, m in self.named_modules()
+                  if m.__dict__.get("_load_state_dict_pre_hooks")]
+        if not hooked:
+            return state_dict
+        state_dict, missing, unexpected, errors = OrderedDict(state_dict), [], [], []
+        for path, module in hooked:
+            for hook in list(module._load_state_dict_pre_hooks.values()):
+                hook(module, state_dict, f"{path}." if path else "", {}, strict, missing,
+                     unexpected, errors)
+        if errors:
+            raise StateDictError(f"state dict does not fit {type(self).__name__}: "
+                                 + " | ".join(errors),
+                                 hint="load a state dict saved from the same architecture")
+        return state_dict
+
     # -- pickling (Model.save): parents are weak references, hooks belong to the session ------
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.update(_fw_parent=None, _fw_path=("", -1), _forward_pre_hooks={},
-                     _forward_hooks={})
+                     _forward_hooks={}, _load_state_dict_pre_hooks={})
         return state
 
     def __setstate__(self, state: dict) -> None:

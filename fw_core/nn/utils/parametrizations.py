@@ -11,6 +11,8 @@ through :mod:`fw_core.nn.utils.parametrize` with PyTorch's state-dict keys:
 
 from __future__ import annotations
 
+from functools import partial
+
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 from ...autograd import no_grad
@@ -43,7 +45,17 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     """Reparametrise ``module.<name>`` as g * v / ||v|| (Salimans & Kingma, 2016), g and v
     the parametrization's originals. Returns ``module``."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    module.register_load_state_dict_pre_hook(partial(_weight_norm_from_hook_keys, name))
     return module
+
+
+def _weight_norm_from_hook_keys(name: str, _module, state_dict, prefix, *_):
+    """Load a state dict of the older weight_norm (``<name>_g``, ``<name>_v``) into this one's
+    originals, as torch does."""
+    g, v = f"{prefix}{name}_g", f"{prefix}{name}_v"
+    if g in state_dict and v in state_dict:
+        state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
+        state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
 
 
 class _SpectralNorm(Module):

@@ -193,3 +193,42 @@ def test_norm_except_dim_matches_torch():
     w = rng.standard_normal(4)
     np.testing.assert_allclose(norm_except_dim(fw.tensor(w), 2, 0).numpy(),
                                torch.norm_except_dim(torch.from_numpy(w), 2, 0).numpy())
+
+
+# -- load_state_dict pre-hooks, and old weight_norm checkpoints into the new one ------------------
+def test_an_old_weight_norm_state_dict_loads_into_the_parametrized_one_as_in_torch():
+    old = torch.nn.utils.weight_norm(torch.nn.Linear(4, 3))  # weight_g, weight_v (deprecated)
+    saved = {k: v.detach().numpy() for k, v in old.state_dict().items()}
+    assert {"weight_g", "weight_v"} <= set(saved)
+    theirs = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(4, 3))
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in saved.items()})
+    ours = fw.nn.utils.parametrizations.weight_norm(fw.nn.Linear(4, 3))
+    ours.load_state_dict({k: fw.tensor(v) for k, v in saved.items()})
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(ours(fw.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    assert "weight_g" in saved  # the caller's dict is not renamed in place
+
+
+def test_load_state_dict_pre_hooks_see_each_modules_prefix_and_can_fail_the_load():
+    seen = []
+
+    def rename(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        seen.append((type(module).__name__, prefix, strict))
+        if f"{prefix}w" in state_dict:
+            state_dict[f"{prefix}weight"] = state_dict.pop(f"{prefix}w")
+
+    model = fw.nn.Sequential(fw.nn.Linear(2, 2, bias=False))
+    handle = model[0].register_load_state_dict_pre_hook(rename)
+    model.load_state_dict({"0.w": fw.ones(2, 2)})
+    assert seen == [("Linear", "0.", True)]
+    np.testing.assert_array_equal(model[0].weight.detach().numpy(), np.ones((2, 2)))
+    handle.remove()
+    with pytest.raises(fw.errors.StateDictError, match="unexpected keys: 0.w"):
+        model.load_state_dict({"0.w": fw.ones(2, 2)})
+
+    model[0]._register_load_state_dict_pre_hook(
+        lambda state_dict, prefix, *rest: rest[-1].append(f"{prefix}: refused"))
+    with pytest.raises(fw.errors.StateDictError, match="0.: refused"):
+        model.load_state_dict(model.state_dict())
