@@ -37,6 +37,31 @@ def resolve_activation(layer: str, activation: str | Callable) -> Callable:
     return _ACTIVATIONS[activation]
 
 
+def build_sublayers(layer: Module, attentions: tuple[str, ...], d_model: int, nhead: int,
+                    dim_feedforward: int, dropout: float, activation, layer_norm_eps: float,
+                    batch_first: bool, norm_first: bool, bias: bool, kw: dict) -> None:
+    """Give an encoder or decoder layer torch's submodules, in torch's order (its state-dict
+    keys): the attentions named, the feed-forward block, and one LayerNorm and Dropout per
+    residual branch (each attention and the feed-forward)."""
+    name = type(layer).__name__
+    check_heads(name, d_model, nhead, dropout)
+    check_size(name, "dim_feedforward", dim_feedforward, dim_feedforward=dim_feedforward)
+    activation = resolve_activation(name, activation)
+    for attention in attentions:
+        setattr(layer, attention, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **kw))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+    layer.norm_first = norm_first
+    branches = range(1, len(attentions) + 2)
+    for i in branches:
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    for i in branches:
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+    layer.activation = activation
+
+
 def square_subsequent_mask(size: int, device=None, dtype=None):
     """The causal mask for ``size`` positions: (size, size), -inf above the diagonal (a
     position may not attend to later ones), 0 elsewhere; the default float dtype unless
@@ -80,22 +105,9 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
-        check_heads("TransformerEncoderLayer", d_model, nhead, dropout)
-        check_size("TransformerEncoderLayer", "dim_feedforward", dim_feedforward,
-                   dim_feedforward=dim_feedforward)
-        activation = resolve_activation("TransformerEncoderLayer", activation)
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = activation
+        build_sublayers(self, ("self_attn",), d_model, nhead, dim_feedforward, dropout,
+                        activation, layer_norm_eps, batch_first, norm_first, bias,
+                        {"device": device, "dtype": dtype})
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         x = src

@@ -15,16 +15,13 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ._check import check_size
-from .attention import MultiheadAttention, check_heads
 from .container import ModuleList
-from .dropout import Dropout
-from .linear import Linear
 from .normalization import LayerNorm
 from .transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
+    build_sublayers,
     detect_is_causal,
-    resolve_activation,
     square_subsequent_mask,
 )
 
@@ -48,26 +45,9 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
-        check_heads("TransformerDecoderLayer", d_model, nhead, dropout)
-        check_size("TransformerDecoderLayer", "dim_feedforward", dim_feedforward,
-                   dim_feedforward=dim_feedforward)
-        activation = resolve_activation("TransformerDecoderLayer", activation)
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = activation
+        build_sublayers(self, ("self_attn", "multihead_attn"), d_model, nhead, dim_feedforward,
+                        dropout, activation, layer_norm_eps, batch_first, norm_first, bias,
+                        {"device": device, "dtype": dtype})
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal: bool = False,
