@@ -22,6 +22,8 @@ EQUIVALENTS: dict[str, str] = {
     "fw.is_tensor": "isinstance(x, fw.Tensor)",
     "fw.numel": "t.numel()",
     "fw.export": "fw.compile(...) then the exporter of the plugin you target (fw_onnx)",
+    "optim.SparseAdam": "fw.optim.Adam: fw has no sparse gradients (nn.Embedding(sparse=False) "
+                        "gives its weight a dense one)",
     "nn.DataParallel": "the fw_mpi plugin (data-parallel training over MPI ranks)",
     "nn.parallel": "the fw_mpi plugin (data-parallel training over MPI ranks)",
     "Tensor.is_cuda": "t.device.type == 'cuda'",

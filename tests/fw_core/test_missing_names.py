@@ -14,6 +14,7 @@ from fw_core.errors import FwError, MissingNameError
     (fw, "jit", "use fw.compile(fn_or_module) or @fw.traceable"),
     (fw, "Size", "plain tuples"),
     (fw.nn, "DataParallel", "fw_mpi"),
+    (fw.optim, "SparseAdam", "fw has no sparse gradients"),
     (fw.nn, "NoSuchLayer", "fw has no nn.NoSuchLayer yet"),
     (fw.nn.functional, "no_such_function", "fw has no nn.functional.no_such_function yet"),
     (fw.optim, "NoSuchOptimizer", "fw has no optim.NoSuchOptimizer yet"),
