@@ -42,7 +42,9 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool3d", "conv3d",
            "conv_transpose1d", "conv_transpose3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
-           "max_pool1d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+           "max_pool1d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+           # shuffles and normalisations composed of other ops
+           "instance_norm", "local_response_norm", "pixel_shuffle", "pixel_unshuffle"]
 
 import warnings
 
@@ -117,6 +119,7 @@ from .activations_composed import (
     threshold,
 )
 from .embedding_composed import embedding, embedding_bag
+from .norm_composed import instance_norm, local_response_norm
 from .random_composed import (
     alpha_dropout,
     dropout1d,
@@ -125,6 +128,7 @@ from .random_composed import (
     feature_alpha_dropout,
     gumbel_softmax,
 )
+from .shuffle_composed import pixel_shuffle, pixel_unshuffle
 
 
 # -- activations ----------------------------------------------------------------------------------

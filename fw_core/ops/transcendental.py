@@ -9,8 +9,9 @@ again. Integer inputs give float32, as in PyTorch.
 
 from __future__ import annotations
 
-__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "copysign", "cosh", "exp2", "fmod",
-           "frac", "hypot", "log10", "log2", "nan_to_num", "sgn", "sinh", "tan", "trunc"]
+__all__ = ["acos", "acosh", "arctan2", "asin", "asinh", "atan", "atan2", "atanh", "copysign",
+           "cosh", "exp2", "fmod", "frac", "hypot", "log10", "log2", "nan_to_num", "sgn", "sinh",
+           "tan", "trunc"]
 
 import math
 
@@ -131,6 +132,14 @@ def _copysign_vjp(ctx, g):
     return ga, g * 0.0 if ctx.next[1] is not None else None
 
 
+def _atan2_vjp(ctx, g):
+    """d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2) for atan2(y, x)."""
+    y, x = ctx.inputs
+    r2 = square(x) + square(y)
+    return (g * x / r2 if ctx.next[0] is not None else None,
+            -g * y / r2 if ctx.next[1] is not None else None)
+
+
 def _hypot_vjp(ctx, g):
     a, b = ctx.inputs
     return (g * a / ctx.out if ctx.next[0] is not None else None,
@@ -152,6 +161,13 @@ HYPOT = _binary_op("hypot", "sqrt(a^2 + b^2) without overflow or underflow in th
                                 "there", region=lambda a, b: a == 0 and b == 0),
                    saves=("inputs", "out"))
 
+ATAN2 = _binary_op("atan2", "The angle of the point (b, a) (a = y, b = x), in [-pi, pi]; integers "
+                   "give float32.", _atan2_vjp,
+                   anchors.kink("jumps by 2 pi across the negative x axis (a crossing 0 with "
+                                "b < 0); the gradient is NaN at a = b = 0",
+                                region=lambda a, b: a == 0 and b <= 0),
+                   float_result=True)
+
 
 def _nan_to_num_vjp(ctx, g):
     x = ctx.inputs[0]
@@ -165,6 +181,17 @@ NAN_TO_NUM = _unary_op(
     attrs=", nan: float, posinf: float, neginf: float")
 
 fmod, copysign = map(_binary_fn, (FMOD, COPYSIGN))
+
+
+def atan2(input, other):
+    """``atan(input / other)`` with the quadrant taken from both signs: the angle of the point
+    (other, input), in [-pi, pi], elementwise (broadcast). Integers give float32, as in PyTorch.
+
+    Contract: ``fw.ops.get('atan2')``."""
+    return apply_binary(ATAN2, input, other)
+
+
+arctan2 = atan2  # PyTorch's NumPy-style alias
 
 
 def hypot(input, other):

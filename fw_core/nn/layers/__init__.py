@@ -8,6 +8,8 @@ from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
+from .instance_norm import *  # noqa: F403
+from .instance_norm import __all__ as _instance_norms
 from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
@@ -33,7 +35,10 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .padding import *  # noqa: F403
+from .padding import __all__ as _paddings
 from .parameter_containers import ParameterDict, ParameterList
+from .pixel_shuffle import PixelShuffle, PixelUnshuffle
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN
 from .rnn_cell import GRUCell, LSTMCell, RNNCell
@@ -50,6 +55,7 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bili
            "ParameterDict", "ParameterList", "RNNCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
+           *_instance_norms, *_paddings, "PixelShuffle", "PixelUnshuffle",
            # losses
            "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",

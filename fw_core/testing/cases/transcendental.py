@@ -1,6 +1,7 @@
 """Cases for :mod:`fw_core.ops.transcendental`: each function on the inputs of its domain, in the
-shapes every elementwise op is checked on, with gradients where it has them; fmod, copysign and
-hypot also on signed zeros, infinities and integers, nan_to_num with its defaults and bounds."""
+shapes every elementwise op is checked on, with gradients where it has them; fmod, copysign,
+hypot and atan2 also on signed zeros, infinities and integers, nan_to_num with its defaults and
+bounds."""
 
 import numpy as np
 
@@ -64,6 +65,18 @@ CASES = [
                                       value(np.array([4e200, 4e-200, np.nan]))],
            lambda fw, a, b: fw.hypot(fw.tensor(a), fw.tensor(b)), np.hypot,
            torch=lambda torch, a, b: torch.hypot(a, b), dtypes=("float64",), grad=False),
+    *[OpCase("atan2", name, [arg(*sa), arg(*sb)], lambda fw, a, b: fw.atan2(a, b), np.arctan2,
+             torch=lambda torch, a, b: torch.atan2(a, b), dtypes=("float32", "float64"))
+      for name, sa, sb in (("same_shape", (3, 4), (3, 4)), ("broadcast", (2, 1, 4), (3, 1)))],
+    OpCase("atan2", "quadrants_and_specials",
+           [value(np.repeat(_SPECIALS, _SPECIALS.size)), value(np.tile(_SPECIALS, _SPECIALS.size))],
+           lambda fw, a, b: fw.atan2(fw.tensor(a), fw.tensor(b)), np.arctan2,
+           torch=lambda torch, a, b: torch.atan2(a, b), dtypes=("float64",), grad=False),
+    OpCase("atan2", "ints_give_float32", [value(np.array([1, -2, 0, 3], np.int64)),
+                                         value(np.array([-1, -1, 2, 0], np.int64))],
+           lambda fw, a, b: fw.arctan2(fw.tensor(a), fw.tensor(b)),
+           lambda a, b: np.arctan2(a, b).astype(np.float32),
+           torch=lambda torch, a, b: torch.arctan2(a, b), dtypes=("int64",), grad=False),
     OpCase("nan_to_num", "defaults", [value(_SPECIALS)], lambda fw, x: fw.nan_to_num(fw.tensor(x)),
            np.nan_to_num, torch=lambda torch, x: torch.nan_to_num(x), dtypes=("float64",),
            grad=False),
