@@ -4,7 +4,9 @@ from .activation import *  # noqa: F403
 from .activation import __all__ as _activations
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
+from .conv import *  # noqa: F403
 from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .conv import __all__ as _convs
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
@@ -39,12 +41,16 @@ from .padding import *  # noqa: F403
 from .padding import __all__ as _paddings
 from .parameter_containers import ParameterDict, ParameterList
 from .pixel_shuffle import PixelShuffle, PixelUnshuffle
+from .pooling import *  # noqa: F403
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import __all__ as _pools
 from .rnn import GRU, LSTM, RNN
 from .rnn_cell import GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .upsampling import *  # noqa: F403
+from .upsampling import __all__ as _upsamplings
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear",
            "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GRU",
@@ -55,6 +61,7 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bili
            "ParameterDict", "ParameterList", "RNNCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
+           *_convs, *_pools, *_upsamplings,
            *_instance_norms, *_paddings, "PixelShuffle", "PixelUnshuffle",
            # losses
            "BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d and ConvTranspose2d (cross-correlations, as PyTorch).
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d (cross-correlations, as PyTorch).
 
 Weights start from ``kaiming_uniform_(a=sqrt(5))`` and biases from U(-1/sqrt(fan_in),
 1/sqrt(fan_in)), PyTorch's defaults, so the same seed-free statistics hold.
@@ -6,7 +6,7 @@ Weights start from ``kaiming_uniform_(a=sqrt(5))`` and biases from U(-1/sqrt(fan
 
 from __future__ import annotations
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 from ..._state import state
 from ...errors import ArgumentError, FwError, ShapeError
@@ -20,10 +20,12 @@ from ._check import check_choice, check_features, check_size
 from ._params import reset_fan_in_uniform, weight_and_bias
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+_LAYOUTS = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
 
 
 class _ConvNd(Module):
-    """What Conv1d, Conv2d and ConvTranspose2d share: arguments, parameters, initialisation."""
+    """What the convolutions and transposed convolutions share: arguments, parameters,
+    initialisation."""
 
     _n = 2
     _transposed = False
@@ -83,9 +85,8 @@ class _ConvNd(Module):
         if not isinstance(x, Tensor):
             raise not_a_tensor(type(self).__name__, x)
         if x.ndim not in (n + 1, n + 2):
-            layout = "(N, C, L)" if n == 1 else "(N, C, H, W)"
             raise ShapeError(
-                f"expected a {n + 2}-d batch {layout} or an unbatched {n + 1}-d input, got "
+                f"expected a {n + 2}-d batch {_LAYOUTS[n]} or an unbatched {n + 1}-d input, got "
                 f"shape {tuple(x.shape)}",
                 op=type(self).__name__, module=state.module_path or None,
                 inputs=describe((x,)), hint="add the missing dimension with unsqueeze")
@@ -171,7 +172,86 @@ class Conv2d(_Conv):
     _conv = staticmethod(F.conv2d)
 
 
-class ConvTranspose2d(_ConvNd):
+class Conv3d(_Conv):
+    """3-d convolution (cross-correlation) over (N, C_in, D, H, W) volumes.
+
+    Arguments as Conv1d, with ints or triples for kernel_size, stride, padding and dilation.
+
+    Shape: (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out), sizes as
+    Conv2d's. Parameters: ``weight`` (C_out, C_in / groups, kD, kH, kW), ``bias`` (C_out).
+    """
+
+    _n = 3
+    _conv = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What ConvTranspose1d, 2d and 3d share: torch's argument order (output_padding after
+    padding, dilation after bias), zero padding only, and ``forward(x, output_size)``."""
+
+    _transposed = True
+    _conv = None
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None):
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise argument_error(name, 'only "zeros" padding_mode is supported, '
+                                 f"got {padding_mode!r}", 'leave padding_mode="zeros"',
+                                 padding_mode=padding_mode)
+        if isinstance(padding, str):
+            raise argument_error(name, "padding must be ints, not a string",
+                                 "pass padding as an int or a tuple of ints", padding=padding)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, output_padding, device=device, dtype=dtype)
+
+    def _output_padding(self, x, output_size) -> tuple[int, ...]:
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        output_size = tuple(int(s) for s in output_size)
+        if len(output_size) not in (n, n + 2):
+            raise ShapeError(
+                f"output_size must have {n} or {n + 2} elements, got {output_size}",
+                op=type(self).__name__, module=state.module_path or None,
+                hint=f"pass the {n} spatial sizes of the output")
+        output_size = output_size[-n:]
+        extra = []
+        for d in range(n):
+            size = x.shape[x.ndim - n + d]
+            smallest = ((size - 1) * self.stride[d] - 2 * self.padding[d]
+                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            largest = smallest + self.stride[d] - 1
+            if not smallest <= output_size[d] <= largest:
+                raise ShapeError(
+                    f"requested output size {output_size} is not reachable from input "
+                    f"{tuple(x.shape)}: dimension {d} can be {smallest} to {largest}",
+                    op=type(self).__name__, module=state.module_path or None,
+                    hint="pass an output_size in that range")
+            extra.append(output_size[d] - smallest)
+        return tuple(extra)
+
+    def forward(self, x, output_size=None):
+        self._check_input(x)
+        return type(self)._conv(x, self.weight, self.bias, self.stride, self.padding,
+                                self._output_padding(x, output_size), self.groups,
+                                self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over (N, C_in, L); arguments as ConvTranspose2d, ints.
+
+    Shape: (N, C_in, L) -> (N, C_out, L_out) with
+    L_out = (L - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1.
+    Parameters: ``weight`` (C_in, C_out / groups, k), ``bias`` (C_out).
+    """
+
+    _n = 1
+    _conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     """2-d transposed convolution: the gradient of Conv2d w.r.t. its input, used to upsample.
 
     Args:
@@ -188,42 +268,14 @@ class ConvTranspose2d(_ConvNd):
     """
 
     _n = 2
-    _transposed = True
+    _conv = staticmethod(F.conv_transpose2d)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None):
-        if padding_mode != "zeros":
-            raise argument_error("ConvTranspose2d", 'only "zeros" padding_mode is supported, '
-                                 f"got {padding_mode!r}", 'leave padding_mode="zeros"',
-                                 padding_mode=padding_mode)
-        if isinstance(padding, str):
-            raise argument_error("ConvTranspose2d", "padding must be ints, not a string",
-                                 "pass padding as an int or a pair", padding=padding)
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, output_padding, device=device, dtype=dtype)
 
-    def _output_padding(self, x, output_size) -> tuple[int, ...]:
-        if output_size is None:
-            return self.output_padding
-        output_size = tuple(int(s) for s in output_size)[-2:]
-        extra = []
-        for d in range(2):
-            size = x.shape[x.ndim - 2 + d]
-            smallest = ((size - 1) * self.stride[d] - 2 * self.padding[d]
-                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
-            largest = smallest + self.stride[d] - 1
-            if not smallest <= output_size[d] <= largest:
-                raise ShapeError(
-                    f"requested output size {output_size} is not reachable from input "
-                    f"{tuple(x.shape)}: dimension {d} can be {smallest} to {largest}",
-                    op="ConvTranspose2d", module=state.module_path or None,
-                    hint="pass an output_size in that range")
-            extra.append(output_size[d] - smallest)
-        return tuple(extra)
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over (N, C_in, D, H, W); arguments as ConvTranspose2d,
+    ints or triples. Parameters: ``weight`` (C_in, C_out / groups, kD, kH, kW), ``bias``
+    (C_out).
+    """
 
-    def forward(self, x, output_size=None):
-        self._check_input(x)
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
-                                  self.dilation)
+    _n = 3
+    _conv = staticmethod(F.conv_transpose3d)
