@@ -44,7 +44,9 @@ __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "bilinear",
            "conv_transpose1d", "conv_transpose3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
            "max_pool1d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
            # shuffles and normalisations composed of other ops
-           "instance_norm", "local_response_norm", "pixel_shuffle", "pixel_unshuffle"]
+           "instance_norm", "local_response_norm", "pixel_shuffle", "pixel_unshuffle",
+           # im2col and sampling grids composed of other ops
+           "affine_grid", "fold", "grid_sample", "unfold"]
 
 import warnings
 
@@ -119,6 +121,7 @@ from .activations_composed import (
     threshold,
 )
 from .embedding_composed import embedding, embedding_bag
+from .im2col import fold, unfold
 from .norm_composed import instance_norm, local_response_norm
 from .random_composed import (
     alpha_dropout,
@@ -128,6 +131,7 @@ from .random_composed import (
     feature_alpha_dropout,
     gumbel_softmax,
 )
+from .sampling_grid import affine_grid, grid_sample
 from .shuffle_composed import pixel_shuffle, pixel_unshuffle
 
 

@@ -10,6 +10,7 @@ from .conv import __all__ as _convs
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .instance_norm import *  # noqa: F403
 from .instance_norm import __all__ as _instance_norms
 from .linear import Bilinear, Identity, Linear
@@ -61,6 +62,7 @@ __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bili
            "ParameterDict", "ParameterList", "RNNCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", "Unflatten", *_activations,
+           "Fold", "Unfold",
            *_convs, *_pools, *_upsamplings,
            *_instance_norms, *_paddings, "PixelShuffle", "PixelUnshuffle",
            # losses
