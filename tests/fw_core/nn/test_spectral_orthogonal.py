@@ -260,13 +260,15 @@ def test_orthogonal_stays_orthogonal_while_training_as_torch(orthogonal_map):
     for _ in range(4):
         fw_opt.zero_grad()
         torch_opt.zero_grad()
-        (ours(fw.tensor(x)) ** 2).sum().backward()
-        (theirs(torch.from_numpy(x)) ** 2).sum().backward()
+        # a loss orthogonal maps do not leave unchanged (a sum of squares would be: ||x W^T||)
+        ours(fw.tensor(x)).sum().backward()
+        theirs(torch.from_numpy(x)).sum().backward()
         fw_opt.step()
         torch_opt.step()
     np.testing.assert_allclose(_host(ours.weight), _host(theirs.weight), atol=1e-5)
     _assert_orthogonal(_host(ours.weight), 1e-5)
-    assert not np.allclose(_host(ours.weight), ours.parametrizations.weight[0].base.numpy()[:, :3])
+    moved = np.abs(_host(ours.weight) - ours.parametrizations.weight[0].base.numpy()[:, :3])
+    assert moved.max() > 1e-2
 
 
 def test_orthogonal_householder_without_base_where_no_reflection_is_needed():
