@@ -69,6 +69,18 @@ def _grid(xp, vectors):
             for i, v in enumerate(vectors)]
 
 
+def _adaptive_input(x, output_size) -> tuple[int, tuple]:
+    """(n, the n spatial sizes) of an adaptive pool's input, checked non-empty, as is the
+    requested output size."""
+    n = len(output_size)
+    spatial(x, n)
+    sizes = x.shape[-n:]
+    if 0 in sizes:
+        raise ValueError("the input plane must be non-empty")
+    nonempty(output_size)
+    return n, sizes
+
+
 def kernels(xp, special) -> dict:
     def lowest(dtype):
         return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
@@ -220,12 +232,7 @@ def kernels(xp, special) -> dict:
 
     def adaptive_avg_pool(x, *, output_size):
         floating(xp, x)
-        n = len(output_size)
-        spatial(x, n)
-        sizes = x.shape[-n:]
-        if 0 in sizes:
-            raise ValueError("the input plane must be non-empty")
-        nonempty(output_size)
+        n, sizes = _adaptive_input(x, output_size)
         if all(size % o == 0 for size, o in zip(sizes, output_size)):
             blocks = x.reshape(x.shape[:-n] + tuple(v for o, size in zip(output_size, sizes)
                                                     for v in (o, size // o)))
@@ -242,12 +249,7 @@ def kernels(xp, special) -> dict:
 
     def adaptive_max_pool_indices(x, *, output_size):
         numeric(x)
-        n = len(output_size)
-        spatial(x, n)
-        sizes = x.shape[-n:]
-        if 0 in sizes:
-            raise ValueError("the input plane must be non-empty")
-        nonempty(output_size)
+        n, sizes = _adaptive_input(x, output_size)
         bins = [_bins(size, o) for size, o in zip(sizes, output_size)]
         widths = [int((end - start).max()) for start, end in bins]
         flat = planes_of(x, n)
