@@ -68,7 +68,8 @@ def _note_library(notes: list[str]) -> None:
     runtime and ISA once it is loaded, where it comes from until then."""
     runtime = sys.modules.get(f"{__package__}.runtime")
     line = (runtime.describe() if runtime else
-            f"oneDNN from {library.find()}, loaded with the first cpu tensor")
+            f"oneDNN ({library.SONAME} of {library.DISTRIBUTION}), loaded with the first cpu "
+            "tensor")
     notes[:] = [n for n in notes if not n.startswith("oneDNN ")] + [line]
 
 
