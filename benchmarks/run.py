@@ -182,6 +182,7 @@ def _onednn_note() -> str | None:
     """The oneDNN version and ISA fw_onednn reports (None when it is not loaded)."""
     import fw_core as fw
 
+    fw.device("cpu")  # the library loads with the first cpu device
     info = next((i for i in fw.plugins.info() if i.name == "fw_onednn"), None)
     return next((n for n in info.notes if n.startswith("oneDNN")), None) if info else None
 

@@ -103,6 +103,8 @@ def _error(message: str) -> None:
 
 # -- fw plugins -------------------------------------------------------------------------------
 def _plugins(args, out: TextIO) -> int:
+    if not args.isolate:
+        _make_devices()
     infos = plugins.isolated_info() if args.isolate else plugins.info()
     for i in infos:
         if i.import_seconds is not None and i.import_seconds > plugins.SLOW_IMPORT_SECONDS:
@@ -125,6 +127,15 @@ def _plugins(args, out: TextIO) -> int:
         out.write(f"(each plugin loaded in a child process of its own, with fw_core and "
                   f"{plugin_isolation.BASELINE};\n its row is what that child saw)\n")
     return 0
+
+
+def _make_devices() -> None:
+    """Make one device of every usable type, so plugins whose kernels load with the first
+    device (fw_onednn's library) report what they loaded: its version and ISA."""
+    from .device import available, get
+
+    for kind in available():
+        get(kind)
 
 
 def _seconds(seconds: float | None) -> str:

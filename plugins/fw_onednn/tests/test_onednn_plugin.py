@@ -84,6 +84,14 @@ def test_import_fw_core_loads_no_onednn_until_the_first_cpu_tensor():
     assert note_after.startswith("oneDNN 3.2.")
 
 
+def test_the_fw_plugins_command_names_the_loaded_version_and_isa():
+    """`fw plugins` makes a cpu device first, so its table shows the library it loads."""
+    out = _run("from fw_core import cli\n"
+               "cli.main(['plugins'])")
+    assert f"dispatching to {fw_onednn.cpu_isa()}" in " ".join(out.split())
+    assert "loaded with the first cpu tensor" not in out
+
+
 def test_importing_fw_with_the_plugin_loads_no_numba():
     """Numba (~0.4 s) is imported when the first primitive is built, not with oneDNN's
     modules."""
