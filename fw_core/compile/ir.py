@@ -28,9 +28,10 @@ SOURCES = ("input", "external", "grad", "const", "host", "node")
 
 
 class Value:
-    """One array in the graph (SSA: defined once)."""
+    """One array in the graph (SSA: defined once). ``strides`` are the traced array's when it
+    was not C-contiguous (a transposed or expanded view), else None."""
 
-    __slots__ = ("index", "shape", "dtype", "source", "payload", "producer")
+    __slots__ = ("index", "shape", "dtype", "source", "payload", "producer", "strides")
 
     def __init__(self, index: int, shape: tuple, dtype: np.dtype, source: str,
                  payload: Any = None, producer=None):
@@ -40,6 +41,7 @@ class Value:
         self.source = source
         self.payload = payload
         self.producer = producer
+        self.strides = None
 
     @property
     def nbytes(self) -> int:

@@ -46,7 +46,8 @@ def build_plan(tracer: Tracer, fusion_decision, allocate=None, known_fusions=Non
         ("dce", lambda: eliminate_dead_code(graph)),
         ("remat", lambda: rematerialize(graph)),
         ("fuse", lambda: fuse(graph, plugins.fusion_rules(device.type), fusion_decision,
-                              known_fusions, lambda: device.spec.synchronize(device.index))),
+                              known_fusions, lambda: device.spec.synchronize(device.index),
+                              lambda array: device.spec.from_numpy(array, device.index))),
     ):
         start = time.perf_counter()
         run()

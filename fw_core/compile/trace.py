@@ -31,9 +31,6 @@ from ..tensor import Tensor
 from .ir import Effect, Graph, Node, Value
 
 _SCALARS = (int, float, bool)
-#: bytes of traced arrays kept as samples for the passes (fusion measures on them); arrays past
-#: it are not kept, so a trace holds no more than this beyond what the eager run holds itself
-SAMPLE_BUDGET = 64 << 20
 
 
 class Tracer:
@@ -46,7 +43,6 @@ class Tracer:
         self._externals: dict[int, Value] = {}  # id(tensor) -> external value
         self._created = _ArrayMap()  # arrays made from Python data in the run
         self._poisoned = _ArrayMap()  # arrays a replay cannot reproduce -> why
-        self._sampled_bytes = 0
         self._arguments: set[int] = set()  # ids of the tensors passed as arguments
         self._kernel_written = _ArrayMap()  # arrays an op's kernel writes (they replay)
         self.breaks: list[str] = []
@@ -67,10 +63,11 @@ class Tracer:
         return value
 
     def _define(self, array, value: Value) -> None:
+        # the array itself is not kept, so a trace holds no more than the eager run: fusion
+        # measures on stand-ins of the traced shapes and strides
         self._values.put(array, value)
-        if self._sampled_bytes + array.nbytes <= SAMPLE_BUDGET:
-            self._sampled_bytes += array.nbytes
-            self.graph.samples[value.index] = array
+        if not array.flags.c_contiguous:
+            value.strides = array.strides
 
     def _note_device(self, tensor) -> None:
         if self.device is None:
@@ -145,9 +142,6 @@ class Tracer:
                             state.module_path, self.phase)
                 out.producer = node
                 self.graph.steps.append(node)
-                sample = self.graph.samples.get(v.index)
-                if sample is not None:
-                    self.graph.samples[out.index] = sample.astype(target)
                 v = out
             fixed.append(v)
         return tuple(fixed)

@@ -67,14 +67,17 @@ def default_decide(group: Group, fused_seconds: float, unfused_seconds: float) -
 
 def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = None,
          known: Callable[[Group], bool | None] | None = None,
-         sync: Callable[[], None] = lambda: None) -> list[Group]:
+         sync: Callable[[], None] = lambda: None,
+         to_device: Callable[[np.ndarray], object] = lambda array: array) -> list[Group]:
     """Replace runs of fusable nodes in ``graph.steps`` by Groups; return the groups made.
 
     ``rules`` are the target device's FusionRules (tried highest priority first; one that
-    returns None from ``generate`` passes the group on). Groups whose inputs have samples in
-    ``graph.samples`` are run fused and unfused (best of a few runs) and kept only if
-    ``decide(group, fused_seconds, unfused_seconds)`` says so (default: when faster) and the
-    fused results match the unfused ones; groups without samples are kept unmeasured.
+    returns None from ``generate`` passes the group on). Each group is run fused and unfused
+    (best of a few runs) and kept only if ``decide(group, fused_seconds, unfused_seconds)``
+    says so (default: when faster) and the fused results match the unfused ones. It runs on
+    the arrays the graph knows (``graph.samples``, constants, external tensors) and on
+    stand-ins of the traced shapes and dtypes for the rest (:func:`stand_in`, moved to the
+    device by ``to_device``): a trace keeps none of the arrays it saw.
     ``known(group)`` may return an earlier choice for a group of the same structure (its
     ``signature()``: sizes aside), which is then used without measuring again. ``sync()``
     waits for the device's queued work, so the times of an asynchronous device (a GPU) are
@@ -108,7 +111,7 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
                 else:
                     skipped.append(f"{_name(group)}: not chosen before")
                 continue
-            verdict = _measure(graph, group, rule.device, sync)
+            verdict = _measure(graph, group, sync, to_device)
             if isinstance(verdict, str):
                 skipped.append(f"{_name(group)}: {verdict}")
                 continue
@@ -287,14 +290,17 @@ def _generate(group: Group, rules, tally: dict) -> tuple:
 
 
 # -- measuring ------------------------------------------------------------------------------------
-def _measure(graph, group: Group, device: str, sync: Callable[[], None]):
-    """(fused seconds, unfused seconds), None when there is nothing to measure on, or a string
-    saying why the fused kernel cannot be used (it failed, or its results differ)."""
-    samples = getattr(graph, "samples", None) or {}
-    arrays = [samples.get(v.index) for v in group.inputs]
-    nodes = group.unfused(device)
-    if any(a is None for a in arrays) or nodes is None:
+def _measure(graph, group: Group, sync: Callable[[], None], to_device):
+    """(fused seconds, unfused seconds), None when the unfused nodes cannot run on the device
+    (nothing to compare with), or a string saying why the fused kernel cannot be used (it
+    failed, or its results differ)."""
+    nodes = group.unfused(group.rule.device)
+    if nodes is None:
         return None
+    samples = getattr(graph, "samples", None) or {}
+    arrays = [_known_array(v, samples) for v in group.inputs]
+    arrays = [to_device(stand_in(v.shape, v.dtype, v.strides)) if a is None else a
+              for a, v in zip(arrays, group.inputs)]
 
     def unfused():
         return nodes(*arrays)
@@ -309,6 +315,44 @@ def _measure(graph, group: Group, device: str, sync: Callable[[], None]):
         if not _close(_host(out), _host(want), value.dtype, value.index in summed):
             return "fused results differ from the unfused kernels"
     return _best(lambda: group.kernel(*arrays), sync), _best(unfused, sync)
+
+
+def _known_array(v: Value, samples: dict):
+    """The array the graph holds for ``v`` (a sample, a constant, an external tensor's), or
+    None."""
+    found = samples.get(v.index)
+    if found is None and v.source == "const":
+        found = v.payload
+    elif found is None and v.source == "external":
+        found = v.payload._data
+    return found
+
+
+def stand_in(shape: tuple, dtype: np.dtype, strides: tuple | None = None) -> np.ndarray:
+    """An input to time a group on in place of a traced one, of its shape, dtype and (when
+    given) strides, in bytes: floats in [-2, 2) (both sides of a ReLU, no subnormals), booleans
+    half true, integers in [1, 8) (valid divisors and exponents). Seeded: a measurement
+    repeats."""
+    dtype = np.dtype(dtype)
+    if strides is None:
+        return _stand_in_values(shape, dtype)
+    # the smallest buffer the strided view spans, entered at its element of lowest address
+    steps = [s // dtype.itemsize for s in strides]
+    low = sum((n - 1) * st for n, st in zip(shape, steps) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(shape, steps) if st > 0)
+    base = _stand_in_values((high - low + 1,), dtype)
+    return np.lib.stride_tricks.as_strided(base[-low:], shape, strides, writeable=False)
+
+
+def _stand_in_values(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(1, 8, shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.uniform(-2, 2, shape) + 1j * rng.uniform(-2, 2, shape)).astype(dtype)
+    return rng.uniform(-2, 2, shape).astype(dtype)
 
 
 def _host(array) -> np.ndarray:

@@ -140,14 +140,46 @@ def test_measurement_waits_for_the_device_after_each_timed_batch():
     assert len(waits) == 2 * 4  # fused and unfused: the first call, then 3 timed batches
 
 
-def test_groups_without_samples_are_kept_unmeasured():
+def test_groups_without_samples_are_measured_on_stand_ins_moved_to_the_device():
     b = Build()
-    out = bias_relu_scale(b, b.leaf(rows()), b.leaf(np.ones(8, np.float32)))
-    b.graph.outputs = [out]
-    b.graph.samples = {}
-    asked = []
-    groups = fuse_pass.fuse(b.graph, cpu_rules(), lambda *a: asked.append(a))
-    assert len(groups) == 1 and asked == []
+    x = b.leaf(rows(5, 8))
+    bias = b.leaf(np.full(8, 7, np.float32), "const")
+    b.graph.outputs = [bias_relu_scale(b, x, bias)]
+    b.graph.samples = {}  # as a trace leaves it: no array it saw is kept
+    moved, asked = [], []
+
+    def to_device(array):
+        moved.append(array)
+        return array
+
+    [group] = fuse_pass.fuse(b.graph, cpu_rules(), lambda *a: asked.append(a) or True,
+                             to_device=to_device)
+    assert len(asked) == 1 and asked[0][0] is group
+    # the input without an array gets a stand-in of its shape and dtype; the constant is its own
+    assert [(a.shape, a.dtype) for a in moved] == [((5, 8), np.float32)]
+    assert (moved[0] < 0).any() and (moved[0] > 0).any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64, np.uint8, np.bool_,
+                                   np.complex64])
+def test_stand_ins_are_valid_operands_of_their_dtype(dtype):
+    a = fuse_pass.stand_in((3, 4), dtype)
+    assert a.shape == (3, 4) and a.dtype == dtype
+    assert np.array_equal(a, fuse_pass.stand_in((3, 4), dtype))  # seeded: measurements repeat
+    if np.dtype(dtype).kind in "iu":
+        assert a.min() >= 1  # a valid divisor
+    if np.dtype(dtype).kind == "f":
+        assert np.all(np.isfinite(a)) and np.abs(a).max() <= 2
+
+
+@pytest.mark.parametrize("view", [lambda a: a.T, lambda a: a[::-2, 1:],
+                                  lambda a: np.broadcast_to(a[:, :1], (6, 5))],
+                         ids=["transposed", "reversed-and-sliced", "expanded"])
+def test_stand_ins_keep_the_traced_strides(view):
+    traced = view(np.zeros((6, 5), np.float32))
+    a = fuse_pass.stand_in(traced.shape, traced.dtype, traced.strides)
+    assert a.shape == traced.shape and a.strides == traced.strides
+    assert np.all(np.abs(a) <= 2)
 
 
 def test_a_new_batch_size_reuses_the_cached_kernel():
