@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw_core import hookimpl
+from fw_core import hookimpl, plugins
 from fw_core.records import KernelSpec, MemoryPolicy
 
-from . import special
+from . import heap, special
 from .device import CPU
 from .fast_pool import fast_pooling
 from .fast_rows import fast_rows
@@ -55,3 +55,4 @@ def fw_register_memory_policies():
 def fw_configure(config):
     # Like PyTorch, produce inf/nan silently; fw_debugger.detect_anomaly() says where they arise.
     np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
+    plugins.require("fw_cpu").notes.append(heap.keep_freed_blocks())
