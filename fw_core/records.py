@@ -13,7 +13,10 @@ from typing import Any
 
 
 class Structure(enum.Enum):
-    """The shape of an op's Jacobian; it drives fusion grouping, gradcheck and explanations."""
+    """The shape of an op's Jacobian; it drives fusion grouping, gradcheck and explanations.
+
+    It holds whether the op is differentiable or not (that is ``OpDef.vjp is None``): ``eq``
+    is ELEMENTWISE and ``argmax`` a REDUCTION without a gradient."""
 
     ELEMENTWISE = "elementwise"  # diagonal: output i depends on input i only
     BROADCAST = "broadcast"  # elementwise after broadcasting inputs to one shape
@@ -21,7 +24,7 @@ class Structure(enum.Enum):
     REDUCTION = "reduction"  # outputs combine input elements along some axes
     CONTRACTION = "contraction"  # sums of products (matmul, conv)
     OPAQUE = "opaque"  # anything else; no structure assumed
-    NONE = "none"  # not differentiable (comparisons, creation, argmax)
+    NONE = "none"  # no function of its tensor inputs (creation, random draws)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class TensorSpec:
         return f"{self.dtype.name}[{', '.join(map(str, self.shape))}]"
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class OpDef:
     """An op's contract: what it computes, how shapes and gradients flow, where it breaks.
 
@@ -75,6 +78,16 @@ class OpDef:
         twice_differentiable: whether the VJP is itself differentiable (double backward).
         float_result: integer and bool inputs are converted to the default float dtype before
             the kernel runs (``exp``, ``div``, ``mean``), as PyTorch does.
+        promotion: how the inputs' dtypes are reconciled before the kernel runs: "none" (as
+            they are, or as ``float_result`` says) or "binary" (two operands promoted to one
+            dtype, a Python scalar taking the tensor's kind as PyTorch's weak scalars do:
+            ``add``, ``eq``, ``bitwise_and``).
+        effects: positions of the tensor inputs the kernel writes in place (``batch_norm``'s
+            running statistics, ``adam_update``'s parameter and moments). The compiler never
+            drops, merges, precomputes or reorders such a node, whatever becomes of its output.
+        cost: "cheap" when one pass over memory computes it (``add``, ``relu``, ``where``): the
+            compiler may recompute its result next to a late reader rather than keep it alive;
+            "normal" otherwise (transcendental functions, products, reductions).
     """
 
     name: str
@@ -88,6 +101,9 @@ class OpDef:
     saves: frozenset[str] = frozenset()
     twice_differentiable: bool = True
     float_result: bool = False
+    promotion: str = "none"
+    effects: frozenset[int] = frozenset()
+    cost: str = "normal"
 
 
 @dataclass(frozen=True)

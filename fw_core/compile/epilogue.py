@@ -29,8 +29,7 @@ from .layout import REDUCTIONS
 
 #: ops that may head an epilogue group
 CONTRACTIONS = frozenset(["matmul", "linear", "bmm", "conv1d", "conv2d"])
-_STRUCTURES = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST, Structure.NONE,
-                         Structure.CONTRACTION])
+_STRUCTURES = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST, Structure.CONTRACTION])
 
 
 def rule(name: str, device: str, generate_loop: Callable,

@@ -104,7 +104,7 @@ def computable(node: Node, expressions: Container[str], dtypes: Container[str],
 
 def compute_dtype(node: Node) -> np.dtype:
     """The dtype an op's Python-scalar operands take (NumPy's weak-scalar rule): its result's,
-    or for bool results (comparisons) the first array operand's."""
-    if node.out.dtype.kind == "b" and node.reads and node.op.name != "where":
+    or for the bool results of binary-promoted ops (comparisons) the first array operand's."""
+    if node.out.dtype.kind == "b" and node.reads and node.op.promotion == "binary":
         return node.reads[0].dtype
     return node.out.dtype

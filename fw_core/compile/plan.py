@@ -81,7 +81,10 @@ class Plan:
                 emit(f"    e{i}(({reads}))")
             if frees is not None and frees[i]:
                 emit("    del " + ", ".join(f"v{k}" for k in frees[i]))
-        outs = "".join(f"v{v.index}, " for v in graph.outputs)
+        # a constant is one array for every run: each run returns its own copy, as eager makes
+        # a new tensor, so a caller writing into one result does not change the next
+        outs = "".join(f"v{v.index}.copy(), " if v.source == "const" else f"v{v.index}, "
+                       for v in graph.outputs)
         emit(f"    return [{outs}]")
         source = "\n".join(lines) + "\n"
         code = compile(source, "<fw plan>", "exec")

@@ -116,6 +116,12 @@ class Tracer:
     # -- ops and effects ----------------------------------------------------------------------
     def on_op(self, op, inputs: tuple, attrs: dict, result: Tensor) -> None:
         values = tuple(self._input(t) for t in inputs)
+        for i in op.effects:
+            if i < len(values) and values[i].__class__ is Value and values[i].source == "const":
+                self.fail(f"{op.name} writes into a tensor made inside the function (a "
+                          "constant of the plan, shared by every run)",
+                          "make it outside the compiled function and pass it in, or keep it "
+                          "as a module buffer")
         values = self._casts(op, inputs, values)
         out = self.graph.value(result._data.shape, result._data.dtype, "node")
         node = Node(op, values, dict(attrs), out, state.module_path, self.phase)
@@ -270,10 +276,8 @@ def trace(fn: Callable, args: tuple) -> tuple[Tracer, object]:
 def kernel_dtypes(op, inputs) -> list | None:
     """The dtype each tensor input has when its kernel runs (the dispatcher's conversions:
     binary promotion, weak Python scalars, integer inputs of float-result ops); None: as is."""
-    from ..ops.elementwise import BINARY_OPS
-
     default_float = _dt.default_float.numpy
-    if op.name in BINARY_OPS and len(inputs) == 2:
+    if op.promotion == "binary" and len(inputs) == 2:
         a, b = inputs
         if isinstance(a, Tensor) and isinstance(b, Tensor):
             common = _dt.PROMOTE_NUMPY[a._data.dtype, b._data.dtype]
@@ -294,9 +298,9 @@ def kernel_dtypes(op, inputs) -> list | None:
 
 
 def _cast_op():
-    from ..ops.registry import get
+    from ..ops.creation import CAST
 
-    return get("cast")
+    return CAST
 
 
 class _ArrayMap:

@@ -38,13 +38,13 @@ HISTC = define_op(
     doc="Counts of x's elements in ``bins`` equal-width bins over [min, max] (max in the last "
         "bin; elements outside and NaN are not counted), in x's dtype.",
     signature="histc(x: Tensor[float], bins: int, min: float, max: float) -> Tensor[bins]",
-    meta=_histc_meta, vjp=None, structure=Structure.NONE, anchor=_COUNTS)
+    meta=_histc_meta, vjp=None, structure=Structure.REDUCTION, anchor=_COUNTS)
 BINCOUNT = define_op(
     "bincount", family="counting", builtin=True,
     doc="out[i] = how often i occurs in the 1-d non-negative integers x (the sum of their "
         "weights, when given), for i < length.",
     signature="bincount(x: Tensor[int], weights: Tensor | None = None, length: int) -> Tensor",
-    meta=_bincount_meta, vjp=None, structure=Structure.NONE, anchor=_COUNTS)
+    meta=_bincount_meta, vjp=None, structure=Structure.REDUCTION, anchor=_COUNTS)
 
 
 def histc(input, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002 - torch's

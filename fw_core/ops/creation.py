@@ -73,8 +73,7 @@ CAST = define_op(
     signature="cast(x: Tensor, dtype: DType) -> Tensor",
     meta=lambda x, dtype, source=None: _cast_meta(x, dtype), vjp=_cast_vjp,
     structure=Structure.ELEMENTWISE,
-    anchor=anchors.smooth("identity on values; lower precision rounds them"),
-)
+    anchor=anchors.smooth("identity on values; lower precision rounds them"), cost="cheap")
 CLONE = define_op(
     "clone", family="creation", builtin=True, doc="A copy with its own storage.",
     signature="clone(x: Tensor) -> Tensor", meta=lambda x: TensorSpec(tuple(x.shape), x.dtype),
@@ -86,7 +85,8 @@ TO_DEVICE = define_op(
     signature="to_device(x: Tensor, device: str) -> Tensor",
     meta=lambda x, device, source=None: TensorSpec(tuple(x.shape), x.dtype),
     vjp=lambda ctx, g: (to_device(g, ctx.attrs["source"]),),
-    structure=Structure.ELEMENTWISE, anchor=anchors.smooth("identity"),
+    # injective: the identity, and on the same device it returns its input itself (a view)
+    structure=Structure.INJECTIVE, anchor=anchors.smooth("identity"),
 )
 
 

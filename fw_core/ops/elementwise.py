@@ -56,13 +56,13 @@ def _nary_meta(float_result=False, result=None):
 
 
 def _unary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False, attrs="",
-              differentiable=True, result=None):
+              differentiable=True, result=None, cost="normal"):
     return define_op(
         name, family="elementwise", builtin=True, doc=doc,
         signature=f"{name}(x: Tensor{attrs}) -> Tensor",
         meta=_unary_meta(float_result, result), vjp=vjp if differentiable else None,
-        structure=Structure.ELEMENTWISE if differentiable else Structure.NONE,
-        anchor=anchor, saves=saves, float_result=float_result)
+        structure=Structure.ELEMENTWISE, anchor=anchor, saves=saves, float_result=float_result,
+        cost=cost)
 
 
 def _reduce_broadcast(raw_vjp):
@@ -76,14 +76,15 @@ def _reduce_broadcast(raw_vjp):
 
 
 def _binary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False,
-               differentiable=True, result=None):
+               differentiable=True, result=None, cost="normal"):
+    """A binary op's contract; its function calls it through ``apply_binary``."""
     return define_op(
         name, family="elementwise", builtin=True, doc=doc,
         signature=f"{name}(a: Tensor | number, b: Tensor | number) -> Tensor",
         meta=_nary_meta(float_result, result),
         vjp=_reduce_broadcast(vjp) if differentiable else None,
-        structure=Structure.BROADCAST if differentiable else Structure.NONE,
-        anchor=anchor, saves=saves, float_result=float_result)
+        structure=Structure.BROADCAST, anchor=anchor, saves=saves, float_result=float_result,
+        promotion="binary", cost=cost)
 
 
 def _unary_fn(op):
@@ -113,10 +114,10 @@ _FLAT = anchors.flat("piecewise constant: the gradient is 0 wherever it is defin
                      "upstream learns through it")
 
 # -- unary ----------------------------------------------------------------------------------------
-NEG = _unary_op("neg", "-x.", lambda ctx, g: (-g,), anchors.smooth(), saves=())
+NEG = _unary_op("neg", "-x.", lambda ctx, g: (-g,), anchors.smooth(), saves=(), cost="cheap")
 ABS = _unary_op("abs", "|x|.", lambda ctx, g: (g * sign(ctx.inputs[0]),),
                 anchors.kink("corner at 0: the gradient flips sign and is 0 exactly at 0",
-                             region=lambda x: x == 0))
+                             region=lambda x: x == 0), cost="cheap")
 SIGN = _unary_op("sign", "-1, 0 or 1 by the sign of x.", _zero_grad, _FLAT, saves=())
 EXP = _unary_op("exp", "e^x.", lambda ctx, g: (g * ctx.out,),
                 anchors.smooth("smooth, but the gradient grows like the output: exp overflows "
@@ -139,7 +140,8 @@ RSQRT = _unary_op("rsqrt", "1 / sqrt(x).",
                   anchors.pole("explodes at 0 (add an epsilon, as normalisations do); NaN "
                                "for x < 0",
                                region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
-SQUARE = _unary_op("square", "x * x.", lambda ctx, g: (g * ctx.inputs[0] * 2,), anchors.smooth())
+SQUARE = _unary_op("square", "x * x.", lambda ctx, g: (g * ctx.inputs[0] * 2,), anchors.smooth(),
+                   cost="cheap")
 RECIPROCAL = _unary_op("reciprocal", "1 / x.", lambda ctx, g: (-g * ctx.out * ctx.out,),
                        anchors.pole("1/x and its gradient -1/x^2 explode near 0",
                                     region=lambda x: abs(x) <= 1e-12),
@@ -181,7 +183,7 @@ POLYGAMMA = _unary_op("polygamma", "The n-th derivative of digamma (n = 0 is dig
                       float_result=True)
 RELU = _unary_op("relu", "max(x, 0).", lambda ctx, g: (g * (ctx.inputs[0] > 0),),
                  anchors.kink("gradient is exactly 0 for x < 0: units that stay below 0 stop "
-                              "learning (dead ReLU)", region=lambda x: x <= 0))
+                              "learning (dead ReLU)", region=lambda x: x <= 0), cost="cheap")
 FLOOR = _unary_op("floor", "Largest integer <= x.", _zero_grad, _FLAT, saves=())
 CEIL = _unary_op("ceil", "Smallest integer >= x.", _zero_grad, _FLAT, saves=())
 ROUND = _unary_op("round", "Nearest integer, ties to even.", _zero_grad, _FLAT, saves=())
@@ -228,7 +230,7 @@ LEAKY_RELU = _unary_op("leaky_relu", "x for x > 0, negative_slope * x otherwise.
                        _leaky_relu_vjp,
                        anchors.kink("corner at 0; below 0 the gradient is only negative_slope",
                                     region=lambda x: x <= 0),
-                       attrs=", negative_slope: float = 0.01")
+                       attrs=", negative_slope: float = 0.01", cost="cheap")
 
 
 def _elu_vjp(ctx, g):
@@ -267,7 +269,7 @@ def _hardtanh_vjp(ctx, g):
 
 HARDTANH = _unary_op("hardtanh", "x clipped to [min_val, max_val].", _hardtanh_vjp,
                      anchors.saturation("outside [min_val, max_val] the gradient is exactly 0"),
-                     attrs=", min_val: float = -1, max_val: float = 1")
+                     attrs=", min_val: float = -1, max_val: float = 1", cost="cheap")
 
 
 def _clamp_vjp(ctx, g):
@@ -283,7 +285,7 @@ def _clamp_vjp(ctx, g):
 
 CLAMP = _unary_op("clamp", "x limited to [min, max] (either bound may be None).", _clamp_vjp,
                   anchors.saturation("outside [min, max] the gradient is exactly 0"),
-                  attrs=", min: float | None = None, max: float | None = None")
+                  attrs=", min: float | None = None, max: float | None = None", cost="cheap")
 
 ISNAN = _unary_op("isnan", "True where x is NaN.", None, _FLAT, saves=(), differentiable=False,
                   result=_dt.bool_)
@@ -293,8 +295,8 @@ LOGICAL_NOT = _unary_op("logical_not", "not x (nonzero is True).", None, _FLAT, 
                         differentiable=False, result=_dt.bool_)
 
 # -- binary ---------------------------------------------------------------------------------------
-ADD = _binary_op("add", "a + b.", lambda ctx, g: (g, g), anchors.smooth(), saves=())
-SUB = _binary_op("sub", "a - b.", lambda ctx, g: (g, -g), anchors.smooth(), saves=())
+ADD = _binary_op("add", "a + b.", lambda ctx, g: (g, g), anchors.smooth(), saves=(), cost="cheap")
+SUB = _binary_op("sub", "a - b.", lambda ctx, g: (g, -g), anchors.smooth(), saves=(), cost="cheap")
 
 
 def _mul_vjp(ctx, g):
@@ -304,7 +306,7 @@ def _mul_vjp(ctx, g):
 
 
 MUL = _binary_op("mul", "a * b.", _mul_vjp, anchors.smooth("bilinear: the gradient w.r.t. one "
-                                                            "input is the other"))
+                                                            "input is the other"), cost="cheap")
 
 
 def _div_vjp(ctx, g):
@@ -367,10 +369,12 @@ def _max_min_vjp(pick):
 
 MAXIMUM = _binary_op("maximum", "Elementwise max(a, b); ties split the gradient equally.",
                      _max_min_vjp(lambda a, b: a > b),
-                     anchors.kink("corner where a == b: the gradient switches inputs"))
+                     anchors.kink("corner where a == b: the gradient switches inputs"),
+                     cost="cheap")
 MINIMUM = _binary_op("minimum", "Elementwise min(a, b); ties split the gradient equally.",
                      _max_min_vjp(lambda a, b: a < b),
-                     anchors.kink("corner where a == b: the gradient switches inputs"))
+                     anchors.kink("corner where a == b: the gradient switches inputs"),
+                     cost="cheap")
 
 def _remainder_vjp(ctx, g):
     a, b = ctx.inputs
@@ -430,7 +434,9 @@ def _bitwise_op(name, doc, bools=True, arity=2):
     signature = f"{name}(x: Tensor[integer | bool]) -> Tensor" if arity == 1 else \
         f"{name}(a: Tensor | int, b: Tensor | int) -> Tensor"
     op = define_op(name, family="elementwise", builtin=True, doc=doc, signature=signature,
-                   meta=checked_meta, vjp=None, structure=Structure.NONE, anchor=_FLAT)
+                   meta=checked_meta, vjp=None, anchor=_FLAT,
+                   structure=Structure.ELEMENTWISE if arity == 1 else Structure.BROADCAST,
+                   promotion="none" if arity == 1 else "binary")
     return op, check
 
 
@@ -495,7 +501,7 @@ WHERE = define_op(
     signature="where(condition: Tensor[bool], a: Tensor | number, b: Tensor | number) -> Tensor",
     meta=_where_meta, vjp=_reduce_broadcast(_where_vjp), structure=Structure.BROADCAST,
     anchor=anchors.kink("switches between a and b: the gradient of the unselected side is 0"),
-    saves=("inputs",))
+    saves=("inputs",), cost="cheap")
 
 # -- the public functions -------------------------------------------------------------------------
 neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, square, reciprocal = map(_unary_fn, (
@@ -547,12 +553,6 @@ def div(a, b, *, rounding_mode: str | None = None):
                          values=tuple(v for v in (a, b) if hasattr(v, "_data")))
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
     EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
-#: ops called through apply_binary (their operands are promoted, Python scalars stay weak)
-BINARY_OPS = frozenset(f.__name__ for f in (add, sub, mul, div, pow, maximum, minimum, remainder,
-                                            floor_divide, eq, ne, lt, le, gt, ge, logical_and,
-                                            logical_or, bitwise_and, bitwise_or, bitwise_xor,
-                                            bitwise_left_shift, bitwise_right_shift))
-
 
 def leaky_relu(x, negative_slope: float = 0.01):
     """x for x > 0, ``negative_slope * x`` otherwise."""

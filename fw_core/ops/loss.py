@@ -456,7 +456,7 @@ CLASS_DISTRIBUTION = define_op(
     signature="class_distribution(target: Tensor[int, N, *], weight: Tensor[C] | None, "
               "num_classes: int, ignore_index: int, label_smoothing: float, dtype) -> "
               "Tensor[N, C, *]",
-    meta=_class_distribution_meta, vjp=None, structure=Structure.NONE,
+    meta=_class_distribution_meta, vjp=None, structure=Structure.OPAQUE,
     anchor=anchors.flat("a constant built from integer labels: nothing to differentiate"))
 
 

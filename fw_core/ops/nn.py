@@ -178,10 +178,11 @@ def _channel_view(t, ndim):
     return t if ndim <= 2 else shape.reshape(t, (-1,) + (1,) * (ndim - 2))
 
 
-def _norm_op(name, doc, signature, meta, vjp, anchor=_NORM_POLE):
+def _norm_op(name, doc, signature, meta, vjp, anchor=_NORM_POLE, effects=()):
     """A normalisation's contract: REDUCTION over its normalised slices, VJP from its inputs."""
     return define_op(name, family="nn", builtin=True, doc=doc, signature=signature, meta=meta,
-                     vjp=vjp, structure=Structure.REDUCTION, anchor=anchor, saves=("inputs",))
+                     vjp=vjp, structure=Structure.REDUCTION, anchor=anchor, saves=("inputs",),
+                     effects=effects)
 
 
 def _batch_norm_meta(x, *tensors, training, momentum, eps, has_running, has_weight, has_bias):
@@ -236,7 +237,7 @@ BATCH_NORM = _norm_op(
     "batch_norm(x: Tensor[N, C, *], running_mean: Tensor[C] | None, running_var: Tensor[C] | "
     "None, weight: Tensor[C] | None, bias: Tensor[C] | None, training: bool, momentum: float, "
     "eps: float) -> Tensor[N, C, *]",
-    _batch_norm_meta, _batch_norm_vjp)
+    _batch_norm_meta, _batch_norm_vjp, effects=(1, 2))  # running_mean, running_var
 
 
 def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
@@ -522,7 +523,7 @@ DROPOUT = define_op(
     structure=Structure.ELEMENTWISE,
     anchor=anchors.smooth("linear for a fixed mask: dropped units get exactly 0 gradient this "
                           "step, kept ones 1/(1-p)"),
-    saves=("inputs",))
+    saves=("inputs",), cost="cheap")
 
 
 def dropout(x, p: float = 0.5, training: bool = True, generator=None):

@@ -36,6 +36,6 @@ ADAM_UPDATE = define_op(
     signature="adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq: Tensor | None, "
               "lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, "
               "decoupled: bool, maximize: bool, step: float) -> param (updated in place)",
-    meta=_adam_meta, vjp=None, structure=Structure.NONE,
+    meta=_adam_meta, vjp=None, structure=Structure.OPAQUE, effects=(0, 2, 3, 4),
     anchor=anchors.flat("an update, not a function of the loss: nothing flows back through it"),
     builtin=True)

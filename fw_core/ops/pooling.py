@@ -203,7 +203,8 @@ def _define_pools(n: int) -> _PoolOps:
         f"{name}_indices", family="conv", builtin=True,
         doc=f"Where {name} found each maximum, as a flat index into the input's plane.",
         signature=f"{name}_indices(x: Tensor, {window}) -> Tensor[int64]",
-        meta=_indices_meta(max_meta), vjp=None, structure=Structure.NONE, anchor=_FLAT)
+        meta=_indices_meta(max_meta), vjp=None, structure=Structure.REDUCTION,
+        anchor=_FLAT)
     ops["backward"] = define_op(
         f"{name}_backward", family="conv", builtin=True,
         doc=f"Scatter-add g into zeros of the input's size at {name}'s indices (its VJP).",
@@ -242,7 +243,7 @@ def _define_pools(n: int) -> _PoolOps:
             "index into the input's plane: the first maximum, a NaN taking precedence.",
         signature=f"adaptive_max_pool{n}d_indices(x: Tensor, output_size) -> Tensor[int64]",
         meta=_indices_meta(_adaptive_meta(f"adaptive_max_pool{n}d", n, False)), vjp=None,
-        structure=Structure.NONE, anchor=_FLAT)
+        structure=Structure.REDUCTION, anchor=_FLAT)
     return _PoolOps(**ops)
 
 

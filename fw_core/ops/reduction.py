@@ -360,7 +360,7 @@ def _reduction(name, doc, vjp, anchor, *, meta, saves=(), attrs="", dims=_DIMS,
     return define_op(
         name, family="reduction", builtin=True, doc=doc,
         signature=f"{name}(x: Tensor, {dims}{attrs}) -> Tensor", meta=meta, vjp=vjp,
-        structure=Structure.REDUCTION if vjp is not None else Structure.NONE, anchor=anchor,
+        structure=Structure.REDUCTION, anchor=anchor,
         saves=saves, float_result=float_result)
 
 

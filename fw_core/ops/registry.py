@@ -11,12 +11,16 @@ from ..records import Anchor, OpDef, Structure, TensorSpec
 BUILTIN: dict[str, OpDef] = {}
 #: every op known after loading plugins: name -> contract (filled by the plugin manager)
 OPS: dict[str, OpDef] = {}
+#: the values of OpDef.promotion and OpDef.cost
+PROMOTIONS = ("none", "binary")
+COSTS = ("normal", "cheap")
 
 
 def define_op(name: str, *, family: str, doc: str, signature: str,
               meta: Callable[..., TensorSpec], vjp: Callable | None, structure: Structure,
               anchor: Anchor, saves: tuple[str, ...] = (), twice_differentiable: bool = True,
-              float_result: bool = False, builtin: bool = False) -> OpDef:
+              float_result: bool = False, promotion: str = "none", effects: tuple[int, ...] = (),
+              cost: str = "normal", builtin: bool = False) -> OpDef:
     """Build an op contract (see :class:`~fw_core.records.OpDef` for the fields).
 
     Plugins return the result from ``fw_register_ops`` and call it with
@@ -25,10 +29,16 @@ def define_op(name: str, *, family: str, doc: str, signature: str,
     unknown = set(saves) - {"inputs", "out"}
     if unknown:
         raise ValueError(f"op {name}: saves may only name 'inputs' and 'out', got {unknown}")
+    for field, value, allowed in (("promotion", promotion, PROMOTIONS), ("cost", cost, COSTS)):
+        if value not in allowed:
+            raise ValueError(f"op {name}: {field} must be one of {allowed}, got {value!r}")
+    if not all(isinstance(i, int) and i >= 0 for i in effects):
+        raise ValueError(f"op {name}: effects are input positions (ints >= 0), got {effects!r}")
     op = OpDef(name=name, family=family, doc=doc, signature=signature, meta=meta, vjp=vjp,
                structure=structure, anchor=anchor, saves=frozenset(saves),
                twice_differentiable=twice_differentiable and vjp is not None,
-               float_result=float_result)
+               float_result=float_result, promotion=promotion, effects=frozenset(effects),
+               cost=cost)
     if builtin:
         if name in BUILTIN:
             raise ValueError(f"op {name} is declared twice in fw_core")

@@ -43,7 +43,7 @@ VIEW_DTYPE = define_op(
     doc="x's bytes reinterpreted as ``dtype``: the shape stays for equal element sizes, else the "
         "last dimension scales by the ratio of the sizes.",
     signature="view_dtype(x: Tensor, dtype) -> Tensor", meta=_view_dtype_meta, vjp=None,
-    structure=Structure.NONE,
+    structure=Structure.OPAQUE,
     anchor=anchors.flat("reinterprets bits: the result is no smooth function of the values"))
 
 

@@ -41,7 +41,7 @@ def _scan_op(name, which):
         doc=f"Where the running {which} of x along dim was last reached (int64); NaN, once "
             "met, stays.",
         signature=f"{name}(x: Tensor, dim: int) -> Tensor[int64]", meta=_index_meta, vjp=None,
-        structure=Structure.NONE,
+        structure=Structure.OPAQUE,
         anchor=anchors.flat("indices are piecewise constant in the values: the gradient flows "
                             "through the gathered values instead"))
 

@@ -40,7 +40,7 @@ NONZERO = define_op(
     doc="The positions of x's non-zero elements, one row of ``x.ndim`` indices each, in "
         "row-major order (int64).",
     signature="nonzero(x: Tensor, count: int) -> Tensor[int64]", meta=_nonzero_meta, vjp=None,
-    structure=Structure.NONE,
+    structure=Structure.OPAQUE,
     anchor=anchors.flat("positions are integers, piecewise constant in the values: not "
                         "differentiable"))
 

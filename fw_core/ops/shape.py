@@ -709,7 +709,7 @@ ONE_HOT = define_op(
     "one_hot", family="shape", builtin=True,
     doc="int64 tensor with a trailing dim of ``num_classes``: 1 at each input value, else 0.",
     signature="one_hot(x: Tensor[int], num_classes: int) -> Tensor[int64]", meta=_one_hot_meta,
-    vjp=None, structure=Structure.NONE,
+    vjp=None, structure=Structure.OPAQUE,
     anchor=anchors.flat("integer class labels: not differentiable"))
 
 

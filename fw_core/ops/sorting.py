@@ -40,7 +40,7 @@ ARGSORT = define_op(
     "argsort", family="sorting", builtin=True,
     doc="The indices that sort x along dim (stable; descending puts the largest and NaN first).",
     signature="argsort(x: Tensor, dim: int, descending: bool) -> Tensor[int64]",
-    meta=_argsort_meta, vjp=None, structure=Structure.NONE,
+    meta=_argsort_meta, vjp=None, structure=Structure.OPAQUE,
     anchor=anchors.flat("an order is piecewise constant in the values: no gradient flows "
                         "through the indices (sort's values get theirs through gather)"))
 
@@ -90,7 +90,7 @@ MODE_INDEX = define_op(
     doc="Where the most frequent value of x along dim last occurs (int64, dim removed); equal "
         "counts go to the smallest value; each NaN counts as its own value.",
     signature="mode_index(x: Tensor, dim: int) -> Tensor[int64]", meta=_mode_index_meta,
-    vjp=None, structure=Structure.NONE,
+    vjp=None, structure=Structure.REDUCTION,
     anchor=anchors.flat("an index is piecewise constant in the values: mode's value gets its "
                         "gradient through the gather instead"))
 

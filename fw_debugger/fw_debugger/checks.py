@@ -195,19 +195,19 @@ def check_structure(op_or_name, *inputs, method: str = "vjp", **attrs) -> Struct
 
     ELEMENTWISE must be diagonal (same shapes), BROADCAST diagonal after broadcasting,
     INJECTIVE one entry equal to 1 per row at most; REDUCTION, CONTRACTION and OPAQUE are
-    accepted (the density is reported); NONE must have no gradient.
+    accepted (the density is reported); an op without a VJP must give no gradient.
     """
     op = fw.ops.get(op_or_name) if isinstance(op_or_name, str) else op_or_name
     call, name = _resolve(op, attrs)
     xs = _float64(inputs)
     out = call(*xs)
-    if op.structure is Structure.NONE:
+    if op.vjp is None:
         ok = not out.requires_grad
         return StructureCheck(name, op.structure, ok, "no gradient, as declared" if ok else
-                              "the output carries a gradient although the op declares NONE")
+                              "the output carries a gradient although the op has no VJP")
     if not out.requires_grad:
         return StructureCheck(name, op.structure, False, "the output carries no gradient "
-                              f"although the op declares {op.structure.value} (declare NONE)")
+                              "although the op has a VJP (declare vjp=None)")
     if method == "vjp":
         jacobians = analytical_jacobian(call, xs)
     elif method == "numerical":

@@ -19,7 +19,7 @@ STRUCTURES = {
     Structure.REDUCTION: "reduction: outputs combine input elements along some axes",
     Structure.CONTRACTION: "contraction: sums of products (matmul, conv)",
     Structure.OPAQUE: "opaque: no structure is assumed",
-    Structure.NONE: "not differentiable (comparisons, creation, argmax)",
+    Structure.NONE: "none: no function of its tensor inputs (creation, random draws)",
 }
 
 

@@ -24,8 +24,10 @@ def test_every_contract_is_complete():
         assert isinstance(op.structure, Structure), name
         assert isinstance(op.anchor, Anchor) and op.anchor.says, name
         assert callable(op.meta), name
-        if op.structure is not Structure.NONE:
-            assert op.vjp is not None, f"{name} has a structure but no vjp"
+        assert op.promotion in ("none", "binary") and op.cost in ("normal", "cheap"), name
+        assert all(0 <= i for i in op.effects), name
+        if op.structure is Structure.NONE:
+            assert op.vjp is None or op.family == "sampling", f"{name}: NONE with a vjp"
 
 
 def test_every_op_has_a_cpu_kernel():

@@ -47,7 +47,7 @@ def test_op_without_kernel_on_device_is_unsupported_with_hint():
 
     op = define_op("kernel_less_for_test", family="elementwise", doc="no kernels",
                    signature="f(x)", meta=fw.ops.get("neg").meta, vjp=None,
-                   structure=Structure.NONE, anchor=fw.ops.get("neg").anchor)
+                   structure=Structure.ELEMENTWISE, anchor=fw.ops.get("neg").anchor)
     with pytest.raises(UnsupportedError, match="no kernel for kernel_less_for_test"):
         apply(op, (fw.ones(2),))
 

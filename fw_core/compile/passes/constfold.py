@@ -5,8 +5,9 @@ What it leaves alone:
 - nodes reading anything but constants ("input", "external", "grad", "host" or node values):
   those change from run to run. Random numbers and dropout masks are "host" values drawn on
   every run, so nothing random is ever folded;
-- ops whose result is not a function of their inputs: uninitialised memory ("empty") and the
-  ops of :data:`~fw_core.compile.passes.dce.IMPURE_OPS`, which write into their inputs;
+- ops that write into their inputs (``OpDef.effects``): running them is the point; nor the
+  values such an op writes (a counter made by ``zeros`` and bumped in place each run), which
+  a folded constant would carry from one run into the next;
 - results larger than ``max_bytes`` (16 MiB by default): a folded constant is kept in memory
   for the life of the compiled function, where an unfolded one lives only while it is used
   (``fw.zeros(4096, 4096)`` is cheaper to make on each run than to hold forever);
@@ -19,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ir import Node, Value
-from .dce import IMPURE_OPS, op_summary
+from .dce import op_summary, writes_inputs
 
-UNFOLDABLE = IMPURE_OPS | {"empty"}
 MAX_FOLDED_BYTES = 16 * 2**20
 
 
@@ -34,9 +34,12 @@ def fold_constants(graph, kernel_of: Callable[[Node], Callable],
     ``graph.samples`` when the graph carries samples); the node is removed.
     """
     samples = getattr(graph, "samples", None)
+    written = {step.inputs[i].index for step in graph.steps if step.__class__ is Node
+               for i in step.op.effects if i < len(step.inputs)
+               and step.inputs[i].__class__ is Value}
     kept, folded, too_big = [], [], 0
     for step in graph.steps:
-        if not _foldable(step):
+        if not _foldable(step) or step.out.index in written:
             kept.append(step)
             continue
         if step.out.nbytes > max_bytes:
@@ -64,5 +67,5 @@ def fold_constants(graph, kernel_of: Callable[[Node], Callable],
 
 
 def _foldable(step) -> bool:
-    return step.__class__ is Node and step.op.name not in UNFOLDABLE and \
+    return step.__class__ is Node and not writes_inputs(step) and \
         all(v.source == "const" for v in step.reads)

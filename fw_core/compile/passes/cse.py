@@ -6,7 +6,7 @@ What it never merges, and why:
 - across an Effect of kind "call" or "assign", or a node of an op that writes into its inputs
   (batch_norm): they may change an external array in place, so the same key may no longer mean
   the same numbers (the table of known results is cleared there);
-- impure nodes themselves (running them twice is the point);
+- nodes writing into their inputs (``OpDef.effects``: running them twice is the point);
 - values that escape (graph outputs, arrays handed to the user by an Effect, and their views):
   two ``.grad`` sharing one array would be corrupted by the first in-place update of either.
 """
@@ -14,7 +14,7 @@ What it never merges, and why:
 from __future__ import annotations
 
 from ..ir import Effect, Group, Node, Value
-from .dce import is_impure, op_summary
+from .dce import op_summary, writes_inputs
 from .memplan import analyze
 
 MUTATING_EFFECTS = frozenset({"call", "assign"})
@@ -45,7 +45,7 @@ def eliminate_common_subexpressions(graph) -> int:
     for step in graph.steps:
         if replace:
             substitute(step, replace)
-        if step.__class__ is Effect and step.kind in MUTATING_EFFECTS or is_impure(step):
+        if step.__class__ is Effect and step.kind in MUTATING_EFFECTS or writes_inputs(step):
             known.clear()
         elif step.__class__ is Node and step.out.index not in escapes:
             key = step.key()

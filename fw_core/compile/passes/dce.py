@@ -2,7 +2,7 @@
 
 A result is needed when it is one of ``graph.outputs`` or read by a needed step. Effects are
 always needed (they are the point of a training step), and so are nodes of ops whose kernels
-write into their inputs (:data:`IMPURE_OPS`), whatever becomes of their output.
+write into their inputs (``OpDef.effects``), whatever becomes of their output.
 """
 
 from __future__ import annotations
@@ -11,16 +11,14 @@ from collections import Counter
 
 from ..ir import Group, Node
 
-# ops whose kernels mutate an input in place: batch_norm updates its running statistics.
-# Dead-code elimination keeps them, CSE never merges them, constant folding never runs them.
-IMPURE_OPS = frozenset({"batch_norm"})
 
-
-def is_impure(step) -> bool:
-    """Whether ``step`` is a node (or a group holding one) of an op in :data:`IMPURE_OPS`."""
+def writes_inputs(step) -> bool:
+    """Whether ``step`` is a node (or a group holding one) of an op whose kernel writes into
+    its inputs (``OpDef.effects``): dead-code elimination keeps it, CSE never merges it and
+    constant folding never runs it."""
     if step.__class__ is Node:
-        return step.op.name in IMPURE_OPS
-    return step.__class__ is Group and any(n.op.name in IMPURE_OPS for n in step.nodes)
+        return bool(step.op.effects)
+    return step.__class__ is Group and any(n.op.effects for n in step.nodes)
 
 
 def op_summary(names) -> str:
@@ -37,7 +35,7 @@ def eliminate_dead_code(graph) -> int:
     needed = {v.index for v in graph.outputs}
     kept, removed = [], []
     for step in reversed(graph.steps):
-        if step.__class__ in (Node, Group) and not is_impure(step) and \
+        if step.__class__ in (Node, Group) and not writes_inputs(step) and \
                 not any(v.index in needed for v in step.writes):
             removed.extend(n.op.name for n in ([step] if step.__class__ is Node else step.nodes))
             continue

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...records import Structure
 from ..ir import Group, Node, Value
-from .dce import is_impure
+from .dce import writes_inputs
 
 #: how many non-fusable nodes a group may reach past to take a later member
 LOOKAHEAD = 8
@@ -134,8 +134,7 @@ def fuse(graph, rules, decide: Callable[[Group, float, float], bool] | None = No
 # -- grouping -------------------------------------------------------------------------------------
 def _role(node: Node) -> str | None:
     structure = node.op.structure
-    if structure in _POINTWISE or structure is Structure.NONE and \
-            node.op.family == "elementwise":
+    if structure in _POINTWISE:
         return "pointwise"
     if structure is Structure.REDUCTION:
         return "reduction"
@@ -192,7 +191,7 @@ def _candidates(steps, rules):
         current = None
 
     for step in steps:
-        if step.__class__ is not Node or is_impure(step):
+        if step.__class__ is not Node or writes_inputs(step):
             close()
             continue
         role = _role(step)
@@ -219,7 +218,8 @@ def _chains(steps, rules):
     """(member nodes, chain rules that take them all) for each chain worth fusing: two or more
     nodes some rule supports, each reading the previous member's result as its first input.
     Nodes in between (up to :data:`LOOKAHEAD`) may not read a member's result, since the
-    group runs where its last member was; an Effect or impure node ends a chain."""
+    group runs where its last member was; an Effect or a node writing into its inputs ends a
+    chain."""
     found, members, common, passed = [], [], [], 0
 
     def close():
@@ -229,7 +229,7 @@ def _chains(steps, rules):
         members, common, passed = [], [], 0
 
     for step in steps:
-        if step.__class__ is not Node or is_impure(step):
+        if step.__class__ is not Node or writes_inputs(step):
             close()
             continue
         accepting = _accepting(step, rules)

@@ -23,14 +23,12 @@ from ..ir import Group, Node
 
 HELD_OUTSIDE = frozenset({"input", "external", "const"})  # never freed by the plan
 OWNED = frozenset({"node", "host"})  # arrays the plan makes on every run: counted in peaks
-ALIASING_OPS = frozenset({"to_device"})  # besides INJECTIVE ops: may return their input itself
 _IN_PLACE = frozenset({Structure.ELEMENTWISE, Structure.BROADCAST})
 
 
 def may_alias(step) -> bool:
     """Whether ``step``'s output may share memory with its first input."""
-    return step.__class__ is Node and (step.op.structure is Structure.INJECTIVE
-                                       or step.op.name in ALIASING_OPS)
+    return step.__class__ is Node and step.op.structure is Structure.INJECTIVE
 
 
 @dataclass

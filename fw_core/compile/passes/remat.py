@@ -7,8 +7,11 @@ backward reader anyway (or are held outside the plan: inputs, externals, constan
 the node placed just before that reader recomputes it from them: the original dies after its
 last forward reader, and the peak may drop by its size, for the price of one elementwise pass.
 
-A candidate is taken only when the estimated peak (from ``Value.nbytes`` and liveness, see
-:mod:`.memplan`) gets strictly lower; candidates are tried largest first. Left alone: values
+Candidates are nodes of ops whose contract says ``cost="cheap"`` (about one memory pass
+each: ``add``, ``relu``, ``where``); transcendental ones (exp, erf, GELU, sigmoid, tanh) cost
+several times a load from memory, so they are kept instead. A candidate is taken only when the
+estimated peak (from ``Value.nbytes`` and liveness, see :mod:`.memplan`) gets strictly lower;
+candidates are tried largest first. Left alone: values
 that escape or have views (their memory stays needed), values read late by something other than
 an op node, and copies that would read an external array across an Effect or a node that may
 write into it.
@@ -19,15 +22,12 @@ from __future__ import annotations
 from ...records import Structure
 from ..ir import Effect, Node
 from .cse import MUTATING_EFFECTS, substitute
-from .dce import is_impure
+from .dce import writes_inputs
 from .memplan import HELD_OUTSIDE, analyze, estimate_peak, fmt_bytes, live_bytes
 
-CHEAP = frozenset({Structure.ELEMENTWISE, Structure.BROADCAST})
-#: ops worth recomputing: about one memory pass each. Transcendental ones (exp, erf, GELU,
-#: sigmoid, tanh...) cost several times a load from memory, so they are kept instead
-CHEAP_OPS = frozenset({"add", "sub", "mul", "neg", "abs", "relu", "leaky_relu", "maximum",
-                       "minimum", "where", "cast", "clamp", "hardtanh", "square", "dropout"})
-MUTABLE = frozenset({"input", "external", "grad"})  # arrays an Effect or impure op may write
+#: structures whose nodes may be recomputed: each output element from the same input elements
+POINTWISE = frozenset({Structure.ELEMENTWISE, Structure.BROADCAST})
+MUTABLE = frozenset({"input", "external", "grad"})  # what an Effect or an op's effects may write
 
 
 def rematerialize(graph) -> int:
@@ -35,8 +35,8 @@ def rematerialize(graph) -> int:
     estimated peak; return how many values were rematerialised."""
     before = estimate_peak(graph.steps, graph.outputs)
     candidates = sorted((s for s in graph.steps if s.__class__ is Node and s.phase == "forward"
-                         and s.op.structure in CHEAP and s.op.name in CHEAP_OPS
-                         and not is_impure(s)),
+                         and s.op.structure in POINTWISE and s.op.cost == "cheap"
+                         and not writes_inputs(s)),
                         key=lambda s: -s.out.nbytes)
     done, survey = [], None
     for node in candidates:
@@ -89,7 +89,7 @@ def _try(graph, node: Node, survey: _Survey) -> bool:
 
 
 def _may_write(step) -> bool:
-    return step.__class__ is Effect and step.kind in MUTATING_EFFECTS or is_impure(step)
+    return step.__class__ is Effect and step.kind in MUTATING_EFFECTS or writes_inputs(step)
 
 
 def _apply(graph, node: Node, late: int, keep_original: bool) -> None:

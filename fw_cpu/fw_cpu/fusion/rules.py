@@ -16,7 +16,7 @@ from fw_core.records import FusionRule, Structure
 from . import expressions
 
 CONTRACTIONS = epilogue.CONTRACTIONS
-_POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST, Structure.NONE])
+_POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST])
 
 
 def rules() -> list[FusionRule]:

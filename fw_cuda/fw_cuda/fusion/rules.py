@@ -17,7 +17,7 @@ from fw_core.records import FusionRule, Structure
 
 from . import codegen, expressions
 
-_POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST, Structure.NONE])
+_POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST])
 
 POINTWISE = FusionRule(name="cuda.rawkernel_pointwise", device="cuda",
                        structures=_POINTWISE | {Structure.REDUCTION}, generate=codegen.generate,
