@@ -6,8 +6,9 @@ What it leaves alone:
   those change from run to run. Random numbers and dropout masks are "host" values drawn on
   every run, so nothing random is ever folded;
 - ops that write into their inputs (``OpDef.effects``): running them is the point; nor the
-  values such an op writes (a counter made by ``zeros`` and bumped in place each run), which
-  a folded constant would carry from one run into the next;
+  values such an op writes, or whose memory a view it writes shares (a counter made by
+  ``zeros`` and bumped in place each run), which a folded constant would carry from one run
+  into the next;
 - results larger than ``max_bytes`` (16 MiB by default): a folded constant is kept in memory
   for the life of the compiled function, where an unfolded one lives only while it is used
   (``fw.zeros(4096, 4096)`` is cheaper to make on each run than to hold forever);
@@ -21,6 +22,7 @@ from collections.abc import Callable
 
 from ..ir import Node, Value
 from .dce import op_summary, writes_inputs
+from .memplan import may_alias
 
 MAX_FOLDED_BYTES = 16 * 2**20
 
@@ -34,9 +36,7 @@ def fold_constants(graph, kernel_of: Callable[[Node], Callable],
     ``graph.samples`` when the graph carries samples); the node is removed.
     """
     samples = getattr(graph, "samples", None)
-    written = {step.inputs[i].index for step in graph.steps if step.__class__ is Node
-               for i in step.op.effects if i < len(step.inputs)
-               and step.inputs[i].__class__ is Value}
+    written = _written(graph)
     kept, folded, too_big = [], [], 0
     for step in graph.steps:
         if not _foldable(step) or step.out.index in written:
@@ -69,3 +69,20 @@ def fold_constants(graph, kernel_of: Callable[[Node], Callable],
 def _foldable(step) -> bool:
     return step.__class__ is Node and not writes_inputs(step) and \
         all(v.source == "const" for v in step.reads)
+
+
+def _written(graph) -> set[int]:
+    """The values an op's effects write, and those whose memory they share (the inputs of the
+    views written, through every view in between)."""
+    producers = {s.out.index: s for s in graph.steps if s.__class__ is Node}
+    written = set()
+    for step in graph.steps:
+        if step.__class__ is not Node:
+            continue
+        for i in step.op.effects:
+            v = step.inputs[i] if i < len(step.inputs) else None
+            while v.__class__ is Value and v.index not in written:
+                written.add(v.index)
+                producer = producers.get(v.index)
+                v = producer.inputs[0] if producer is not None and may_alias(producer) else None
+    return written

@@ -86,6 +86,18 @@ def test_a_tensor_the_op_writes_is_made_again_on_every_run_not_folded(bump):
     assert compiled.plans()
 
 
+def test_a_tensor_written_through_a_view_is_not_folded_either(bump):
+    def step(x):
+        counter = fw.zeros(4).reshape(2, 2)  # the view shares the zeros' memory
+        bump(counter)
+        return x + bump(counter)
+
+    compiled = fw.compile(step)
+    results = [compiled(fw.zeros(2, 2)).sum().item() for _ in range(5)]
+    assert results == [4.0] * 5
+    assert compiled.plans()
+
+
 def test_a_write_into_a_tensor_made_from_python_data_runs_eagerly(bump):
     def step(x):
         counter = fw.tensor([0.0])  # a constant of the plan
