@@ -88,6 +88,13 @@ class OpDef:
         cost: "cheap" when one pass over memory computes it (``add``, ``relu``, ``where``): the
             compiler may recompute its result next to a late reader rather than keep it alive;
             "normal" otherwise (transcendental functions, products, reductions).
+        reduction: for an op that sums (or averages) its first input over some dimensions
+            (``sum``, ``mean``, ``sum_to``), which ones and what shape results (see
+            :class:`Reduction`): such an op may close a pointwise fusion group.
+        batched_sum: ``fn(attrs, shapes) -> SumBatching | None``, for an op whose calls, added
+            up, equal one call on concatenated inputs (``einsum``, ``sum_to``, the scatter of
+            ``index_backward``): ``attrs`` and ``shapes`` (the tensor inputs' shapes) hold one
+            entry per call. The compiler rewrites per-step gradient sums of a loop with it.
     """
 
     name: str
@@ -104,6 +111,41 @@ class OpDef:
     promotion: str = "none"
     effects: frozenset[int] = frozenset()
     cost: str = "normal"
+    reduction: Reduction | None = None
+    batched_sum: Callable[[list[dict], list[tuple]], SumBatching | None] | None = None
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """How an op sums its first input: what a code generator closing a loop with it needs.
+
+    Attributes:
+        mean: the sum is divided by the number of elements summed.
+        dims: ``fn(attrs, rank) -> list[bool] | None``: per dimension of an input of ``rank``
+            dimensions, whether it is summed (None: these attrs are not understood).
+        shape: ``fn(attrs, shape, summed) -> tuple``: the result's shape for an input of
+            ``shape`` summed over ``summed`` (``dims``'s answer).
+    """
+
+    mean: bool
+    dims: Callable[[dict, int], list[bool] | None]
+    shape: Callable[[dict, tuple, list[bool]], tuple]
+
+
+@dataclass(frozen=True)
+class SumBatching:
+    """A sum of calls of one op, as one call on concatenated inputs.
+
+    Attributes:
+        axes: per tensor input, the axis along which the calls' inputs are concatenated.
+        order: the calls in the order their inputs are concatenated.
+        call: False when the concatenation is the sum itself (the calls fill disjoint
+            slices), so no call of the op remains.
+    """
+
+    axes: tuple[int, ...]
+    order: tuple[int, ...]
+    call: bool = True
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,7 @@ from functools import partial
 from ..ops.registry import kernel as kernel_of
 from ..records import FusionRule, Structure
 from .ir import Group, Node, Value
-from .layout import REDUCTIONS
 
-#: ops that may head an epilogue group
-CONTRACTIONS = frozenset(["matmul", "linear", "bmm", "conv1d", "conv2d"])
 _STRUCTURES = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST, Structure.CONTRACTION])
 
 
@@ -46,12 +43,21 @@ def rule(name: str, device: str, generate_loop: Callable,
                                        supports_pointwise=supports_pointwise))
 
 
+def heads(node: Node, device: str) -> bool:
+    """Whether ``node`` may head an epilogue group on ``device``: a product of two or more
+    tensors (a contraction: matmul, linear, conv, einsum) with a kernel there. A contraction
+    of one tensor (a resampling) is left out: its kernel may return a view of its input."""
+    return node.op.structure is Structure.CONTRACTION and \
+        sum(v.__class__ is Value for v in node.inputs) >= 2 and \
+        kernel_of(node.op, device) is not None
+
+
 def supports(node: Node, device: str, supports_pointwise: Callable) -> bool:
-    """Whether ``node`` may be in an epilogue group on ``device``: a contraction with a kernel
-    there, or an elementwise node the pointwise generator computes."""
-    if node.op.name in CONTRACTIONS:
-        return kernel_of(node.op, device) is not None
-    return node.op.name not in REDUCTIONS and supports_pointwise(node)
+    """Whether ``node`` may be in an epilogue group on ``device``: a contraction that
+    :func:`heads` one, or an elementwise node the pointwise generator computes."""
+    if node.op.structure is Structure.CONTRACTION:
+        return heads(node, device)
+    return node.op.reduction is None and supports_pointwise(node)
 
 
 @dataclass
@@ -72,7 +78,7 @@ def split(group: Group, device: str) -> Split | None:
     """Cut ``group`` into head + epilogue, or None when it is not a contraction (with a
     ``device`` kernel) followed by at least one node."""
     head, nodes = group.nodes[0], group.nodes[1:]
-    if head.op.name not in CONTRACTIONS or not nodes or kernel_of(head.op, device) is None:
+    if not nodes or not heads(head, device):
         return None
     product = head.out
     read = {v.index for n in nodes for v in n.reads}

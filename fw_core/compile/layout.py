@@ -1,11 +1,12 @@
 """The layout of a pointwise fusion group, the same for every device's code generator.
 
 A group the fusion pass forms from elementwise / broadcasting nodes, optionally closed by a
-sum / mean / sum_to, is one loop nest over the *iteration shape* (its elementwise nodes' common
-output shape). Each input spans some of its dimensions and broadcasts over the others; the
-closing reduction sums over some. Which dimensions, not their sizes, is part of the group's
-signature, so a kernel written from this layout serves every batch size. fw_cpu writes Numba
-loops from it and fw_cuda CUDA C; both ask :func:`pointwise_layout` for it.
+reduction whose contract says how it sums (``OpDef.reduction``: sum, mean, sum_to), is one loop
+nest over the *iteration shape* (its elementwise nodes' common output shape). Each input spans
+some of its dimensions and broadcasts over the others; the closing reduction sums over some.
+Which dimensions, not their sizes, is part of the group's signature, so a kernel written from
+this layout serves every batch size. fw_cpu writes Numba loops from it and fw_cuda CUDA C; both
+ask :func:`pointwise_layout` for it.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..records import OpDef
 from .ir import Group, Node, Value
-
-#: reductions that may close a pointwise group
-REDUCTIONS = frozenset(["sum", "mean", "sum_to"])
 
 
 @dataclass
@@ -52,7 +51,7 @@ def pointwise_layout(group: Group, supports: Callable[[Node], bool],
     of different shapes, an input of higher rank, a dimension no input spans (an expand), or a
     reduction it does not understand or that does not read the body."""
     nodes = group.nodes
-    reduction = nodes[-1] if nodes[-1].op.name in REDUCTIONS else None
+    reduction = nodes[-1] if nodes[-1].op.reduction is not None else None
     body = nodes[:-1] if reduction is not None else list(nodes)
     if not body or not all(n.op.name in expressions and supports(n) for n in body):
         return None
@@ -67,39 +66,26 @@ def pointwise_layout(group: Group, supports: Callable[[Node], bool],
     reduced = [False] * rank
     if reduction is not None:
         source = reduction.inputs[0]
-        reduced = reduced_dims(reduction, rank)
+        reduced = reduction.op.reduction.dims(reduction.attrs, rank)
         if reduced is None or not supports(reduction) or source.__class__ is not Value or \
                 source.index not in {n.out.index for n in body}:
             return None
     return PointwiseLayout(body, reduction, tuple(shape), spans, reduced)
 
 
-def reduced_dims(node: Node, rank: int) -> list[bool] | None:
-    """Per iteration dimension, whether the reduction ``node`` sums over it (None: not
-    understood)."""
-    if node.op.name == "sum_to":
-        target = tuple(node.attrs["shape"])
-        lead = rank - len(target)
-        return None if lead < 0 else [d < lead or target[d - lead] == 1 for d in range(rank)]
-    dim = node.attrs.get("dim")
-    axes = range(rank) if dim is None else {a % rank for a in
-                                            ((dim,) if isinstance(dim, int) else dim)}
-    return [d in axes for d in range(rank)]
-
-
 def computable(node: Node, expressions: Container[str], dtypes: Container[str],
-               float_only: Callable[[str], bool]) -> bool:
+               float_only: Callable[[OpDef], bool]) -> bool:
     """Whether a generator computes ``node``: its op has one of the generator's
     ``expressions`` (or is a closing reduction), every dtype it reads or makes is in
     ``dtypes`` (names), and an op the generator computes only for floats
-    (``float_only(name)``: NumPy's integer rules differ from the float formula) sees floats."""
-    name = node.op.name
-    if name not in expressions and name not in REDUCTIONS:
+    (``float_only(op)``: NumPy's integer rules differ from the float formula) sees floats."""
+    op = node.op
+    if op.name not in expressions and op.reduction is None:
         return False
     kinds = [v.dtype for v in node.reads] + [node.out.dtype]
     if any(d.name not in dtypes for d in kinds):
         return False
-    return not float_only(name) or all(d.kind == "f" for d in kinds)
+    return not float_only(op) or all(d.kind == "f" for d in kinds)
 
 
 def compute_dtype(node: Node) -> np.dtype:

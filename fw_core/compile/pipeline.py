@@ -18,8 +18,7 @@ def build_plan(tracer: Tracer, fusion_decision, allocate=None, known_fusions=Non
     of the same structure, or None (a partial rebuild reuses them instead of measuring);
     ``allocate(shape, dtype)`` makes the plan's static buffers.
     """
-    from ..ops.registry import get as op
-    from .passes.accumulate import batch_accumulated_contractions, drop_superseded_grads
+    from .passes.accumulate import batch_accumulated_sums, drop_superseded_grads
     from .passes.constfold import fold_constants
     from .passes.cse import eliminate_common_subexpressions
     from .passes.dce import eliminate_dead_code
@@ -42,7 +41,7 @@ def build_plan(tracer: Tracer, fusion_decision, allocate=None, known_fusions=Non
         ("constfold", lambda: fold_constants(graph, kernel_of)),
         ("cse", lambda: eliminate_common_subexpressions(graph)),
         ("grads", lambda: drop_superseded_grads(graph)),
-        ("accumulate", lambda: batch_accumulated_contractions(graph, op)),
+        ("accumulate", lambda: batch_accumulated_sums(graph)),
         ("dce", lambda: eliminate_dead_code(graph)),
         ("remat", lambda: rematerialize(graph)),
         ("fuse", lambda: fuse(graph, plugins.fusion_rules(device.type), fusion_decision,

@@ -24,9 +24,11 @@ _SUMS = anchors.smooth("linear: it adds elements, so each input's gradient is th
 _VOID = np.dtype([])  # zero-byte elements: index a stand-in array to learn a result's shape
 
 
-def _op(name, doc, signature, meta, vjp, saves=(), structure=Structure.INJECTIVE, anchor=_MOVES):
+def _op(name, doc, signature, meta, vjp, saves=(), structure=Structure.INJECTIVE, anchor=_MOVES,
+        batched_sum=None):
     return define_op(name, family="shape", builtin=True, doc=doc, signature=signature, meta=meta,
-                     vjp=vjp, structure=structure, anchor=anchor, saves=saves)
+                     vjp=vjp, structure=structure, anchor=anchor, saves=saves,
+                     batched_sum=batched_sum)
 
 
 def _share(x: Tensor, out: Tensor) -> Tensor:

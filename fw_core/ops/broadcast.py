@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["broadcast_to", "sum_to"]
 
-from ..records import Structure, TensorSpec
+from ..records import Reduction, Structure, SumBatching, TensorSpec
 from . import anchors
 from .dispatch import apply
 from .meta import broadcast_shapes
@@ -50,7 +50,24 @@ SUM_TO = define_op(
     vjp=lambda ctx, g: (broadcast_to(g, ctx.input_shapes[0]),),
     structure=Structure.REDUCTION,
     anchor=anchors.smooth("linear: a sum"),
+    reduction=Reduction(mean=False, dims=lambda attrs, rank: _summed(attrs["shape"], rank),
+                        shape=lambda attrs, shape, summed: tuple(attrs["shape"])),
+    batched_sum=lambda attrs, shapes: _sum_to_batched(attrs, shapes),
 )
+
+
+def _summed(target, rank: int) -> list[bool] | None:
+    """Per dimension of a rank-``rank`` input, whether summing it to ``target`` adds it up."""
+    lead = rank - len(target)
+    return None if lead < 0 else [d < lead or target[d - lead] == 1 for d in range(rank)]
+
+
+def _sum_to_batched(attrs: list[dict], shapes: list[tuple]) -> SumBatching | None:
+    """Sums over the leading axis: their sum is one sum of the inputs stacked along it."""
+    summed = _summed(attrs[0]["shape"], len(shapes[0][0]))
+    if any(a != attrs[0] for a in attrs) or not summed or not summed[0]:
+        return None
+    return SumBatching(axes=(0,), order=tuple(range(len(attrs))))
 
 
 def broadcast_to(x, shape) -> object:

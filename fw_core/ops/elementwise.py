@@ -124,7 +124,8 @@ EXP = _unary_op("exp", "e^x.", lambda ctx, g: (g * ctx.out,),
                                "to inf above ~88 in float32"), saves=("out",), float_result=True)
 LOG = _unary_op("log", "Natural logarithm.", lambda ctx, g: (g / ctx.inputs[0],),
                 anchors.pole("log(0) = -inf and its gradient 1/x explodes near 0; log(x < 0) is "
-                             "NaN: clamp x or use log_softmax/log1p",
+                             "NaN: clamp x, or take the log where it is made (log_softmax(x) for "
+                             "log(softmax(x)), log_sigmoid, cross_entropy on logits, log1p)",
                              region=lambda x: x <= 1e-12), float_result=True)
 LOG1P = _unary_op("log1p", "log(1 + x), accurate for small x.",
                   lambda ctx, g: (g / (ctx.inputs[0] + 1),),

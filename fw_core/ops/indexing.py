@@ -26,7 +26,7 @@ from ..errors import (
     ShapeError,
     UnsupportedError,
 )
-from ..records import Structure, TensorSpec
+from ..records import Structure, SumBatching, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from ._shape_support import (
@@ -112,7 +112,41 @@ INDEX_BACKWARD = _op(
     "accumulate): the gradient of ``x[index]``.",
     "index_backward(g: Tensor, shape: tuple[int, ...], index: tuple) -> Tensor",
     _index_backward_meta, lambda ctx, g: (apply(GETITEM, (g,), {"index": ctx.attrs["index"]}),),
-    structure=Structure.OPAQUE, anchor=_SUMS)
+    structure=Structure.OPAQUE, anchor=_SUMS, batched_sum=lambda attrs, shapes:
+    _tiled_pieces(attrs, shapes))
+
+
+def _tiled_pieces(attrs: list[dict], shapes: list[tuple]) -> SumBatching | None:
+    """Scatters into zeros whose indexes are slices tiling one axis (the gradient of ``chunk``
+    or ``split``): their sum is the concatenation of the pieces, exactly."""
+    shape = attrs[0]["shape"]
+    indexes = [a["index"] for a in attrs]
+    if any(a["shape"] != shape or len(ix) != len(indexes[0]) for a, ix in zip(attrs, indexes)):
+        return None
+    differing = [i for i in range(len(indexes[0])) if len({repr(ix[i]) for ix in indexes}) > 1]
+    if len(differing) != 1 or differing[0] >= len(shape):
+        return None
+    axis = differing[0]
+    if any(ix[i] != slice(None) for ix in indexes for i in range(axis)):
+        return None  # an integer or slice index before the axis changes the piece's layout
+    spans = []
+    for k, (ix, (piece,)) in enumerate(zip(indexes, shapes)):
+        s = ix[axis]
+        if not isinstance(s, slice) or s.step not in (None, 1):
+            return None
+        start, stop, _ = s.indices(shape[axis])
+        if piece[axis] != stop - start:
+            return None
+        spans.append((start, stop, k))
+    spans.sort()
+    position = 0
+    for start, stop, _ in spans:
+        if start != position:
+            return None
+        position = stop
+    if position != shape[axis]:
+        return None
+    return SumBatching(axes=(axis,), order=tuple(k for _, _, k in spans), call=False)
 
 
 def _index_backward(g: Tensor, shape, index) -> Tensor:

@@ -19,7 +19,7 @@ from string import ascii_letters
 
 from ..dtypes import promote_types
 from ..errors import DTypeError, ShapeError
-from ..records import Structure, TensorSpec
+from ..records import Structure, SumBatching, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from .broadcast import sum_to
@@ -338,10 +338,25 @@ def _linear_vjp(ctx, g):
 
 
 # -- the contracts --------------------------------------------------------------------------------
-def _contraction(name, doc, signature, meta, vjp):
+def _contraction(name, doc, signature, meta, vjp, batched_sum=None):
     return define_op(name, family="linalg", builtin=True, doc=doc, signature=signature, meta=meta,
                      vjp=vjp, structure=Structure.CONTRACTION, anchor=_BILINEAR,
-                     saves=("inputs",))
+                     saves=("inputs",), batched_sum=batched_sum)
+
+
+def _einsum_batched_sum(attrs: list[dict], shapes: list[tuple]) -> SumBatching | None:
+    """Two-operand products with one equation: their sum is the product of the operands
+    concatenated along a contracted letter (``sum_i g_i^T x_i = cat(g)^T cat(x)``)."""
+    equation = attrs[0]["equation"]
+    if any(a != attrs[0] for a in attrs) or len(shapes[0]) != 2:
+        return None
+    lhs, _, out = equation.partition("->")
+    ta, tb = lhs.split(",")
+    contracted = [c for c in ta if c in tb and c not in out]
+    if not contracted:
+        return None
+    return SumBatching(axes=(ta.index(contracted[0]), tb.index(contracted[0])),
+                       order=tuple(range(len(attrs))))
 
 
 MATMUL = _contraction(
@@ -353,7 +368,8 @@ BMM = _contraction(
     "bmm(a: Tensor, b: Tensor) -> Tensor", _bmm_meta, _bmm_vjp)
 EINSUM = _contraction(
     "einsum", "Sum of products over the subscripts an Einstein equation leaves out of its output.",
-    "einsum(*operands: Tensor, equation: str) -> Tensor", _einsum_meta, _einsum_vjp)
+    "einsum(*operands: Tensor, equation: str) -> Tensor", _einsum_meta, _einsum_vjp,
+    _einsum_batched_sum)
 OUTER = _contraction(
     "outer", "Outer product of two vectors: out[i, j] = a[i] * b[j].",
     "outer(a: Tensor, b: Tensor) -> Tensor", _outer_meta, _outer_vjp)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from .. import dtypes as _dt
 from ..errors import ArgumentError, DTypeError, FwError, ShapeError, UnsupportedError
-from ..records import Structure, TensorSpec
+from ..records import Reduction, Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from .broadcast import broadcast_to
@@ -356,22 +356,38 @@ _EXTREMUM = anchors.kink("only the extreme element gets gradient (ties share it)
 
 
 def _reduction(name, doc, vjp, anchor, *, meta, saves=(), attrs="", dims=_DIMS,
-               float_result=False):
+               float_result=False, reduction=None):
     return define_op(
         name, family="reduction", builtin=True, doc=doc,
         signature=f"{name}(x: Tensor, {dims}{attrs}) -> Tensor", meta=meta, vjp=vjp,
         structure=Structure.REDUCTION, anchor=anchor,
-        saves=saves, float_result=float_result)
+        saves=saves, float_result=float_result, reduction=reduction)
+
+
+def _over_dim(attrs: dict, rank: int) -> list[bool]:
+    """Per dimension, whether a reduction with ``dim`` (None: all) sums it."""
+    dim = attrs.get("dim")
+    axes = range(rank) if dim is None else {a % rank for a in
+                                            ((dim,) if isinstance(dim, int) else dim)}
+    return [d in axes for d in range(rank)]
+
+
+def _dim_result(attrs: dict, shape: tuple, summed: list[bool]) -> tuple:
+    if attrs.get("keepdim"):
+        return tuple(1 if r else s for s, r in zip(shape, summed))
+    return tuple(s for s, r in zip(shape, summed) if not r)
 
 
 _FLOAT_FIX = "convert with .float() first (or pass dtype=fw.float32)"
 SUM = _reduction("sum", "Sum of the elements over dim.", _sum_vjp,
                  anchors.smooth("linear: every element gets the output's gradient unchanged"),
-                 meta=_meta("sum", _int64_unless_float))
+                 meta=_meta("sum", _int64_unless_float),
+                 reduction=Reduction(mean=False, dims=_over_dim, shape=_dim_result))
 MEAN = _reduction("mean", "Arithmetic mean of the elements over dim.", _mean_vjp,
                   anchors.smooth("linear: each element gets 1/n of the gradient, so large "
                                  "reductions give small per-element gradients"),
-                  meta=_meta("mean", needs_float=_FLOAT_FIX))
+                  meta=_meta("mean", needs_float=_FLOAT_FIX),
+                  reduction=Reduction(mean=True, dims=_over_dim, shape=_dim_result))
 PROD = _reduction("prod", "Product of the elements over dim.", _prod_vjp,
                   anchors.flat("the gradient w.r.t. an element is the product of the others: "
                                "it vanishes when another element is 0, and explodes or vanishes "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..records import Anchor, OpDef, Structure, TensorSpec
+from ..records import Anchor, OpDef, Reduction, Structure, TensorSpec
 
 #: contracts fw_core itself declares; registered through the ``fw_register_ops`` hook like any
 #: plugin's (see :mod:`fw_core.builtin`)
@@ -20,7 +20,8 @@ def define_op(name: str, *, family: str, doc: str, signature: str,
               meta: Callable[..., TensorSpec], vjp: Callable | None, structure: Structure,
               anchor: Anchor, saves: tuple[str, ...] = (), twice_differentiable: bool = True,
               float_result: bool = False, promotion: str = "none", effects: tuple[int, ...] = (),
-              cost: str = "normal", builtin: bool = False) -> OpDef:
+              cost: str = "normal", reduction: Reduction | None = None,
+              batched_sum: Callable | None = None, builtin: bool = False) -> OpDef:
     """Build an op contract (see :class:`~fw_core.records.OpDef` for the fields).
 
     Plugins return the result from ``fw_register_ops`` and call it with
@@ -38,7 +39,7 @@ def define_op(name: str, *, family: str, doc: str, signature: str,
                structure=structure, anchor=anchor, saves=frozenset(saves),
                twice_differentiable=twice_differentiable and vjp is not None,
                float_result=float_result, promotion=promotion, effects=frozenset(effects),
-               cost=cost)
+               cost=cost, reduction=reduction, batched_sum=batched_sum)
     if builtin:
         if name in BUILTIN:
             raise ValueError(f"op {name} is declared twice in fw_core")

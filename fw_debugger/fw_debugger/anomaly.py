@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import fw_core as fw
 from fw_core.errors import ArgumentError, FwError
-from fw_core.records import Inspector, OpEvent
+from fw_core.records import Inspector, OpEvent, Structure
 
 from .stats import format_stats, health_stats
 
@@ -298,48 +298,48 @@ def _inside_backward() -> bool:
 
 
 # -- why: the op's anchor, made specific by what arrived -----------------------------------
-_LOGS = {"log", "log2", "log10"}
-_DIVIDES = {"div", "reciprocal", "rsqrt", "remainder", "fmod"}
-_SPREADS = {"std", "var", "sqrt", "norm", "sub"}
+_OVERFLOWS = 80.0  # |input| above which exp-like growth overflows float32 (e^88 is its limit)
 
 
 def hint(event: OpEvent, node=None) -> str:
-    """A fix for this anomaly: the op's anchor, sharpened by the inputs and their producers."""
-    op = event.op.name
-    says = event.op.anchor.says
+    """A fix for this anomaly: the op's anchor, sharpened by the inputs and their producers.
+
+    Only the contracts are read: a pole (``log``, ``div``, ``rsqrt``) hit by an input that is
+    0, an input outside the domain, or inputs large enough to overflow; the producer of the
+    offending input says why it is 0 (a saturating op underflowed, a reduction of a constant
+    feature)."""
+    op, says, kind = event.op.name, event.op.anchor.says, event.op.anchor.kind
     if event.phase == "backward":
         return (f"the gradient of {op} blew up although the gradient arriving from the loss was "
-                f"finite: {says}" + (". Keep its input away from 0 (add an epsilon, e.g. "
-                                    f"{op}(x + 1e-12))" if op in {"sqrt", "rsqrt", "log",
-                                                                   "pow"} else ""))
+                f"finite: {says}" + (". Keep its input away from the pole (add an epsilon, "
+                                    "e.g. x + 1e-12)" if kind == "pole" else ""))
     inputs = [t for t in event.inputs if hasattr(t, "_data")]
-    if op in _LOGS and inputs:
-        x = inputs[0]
-        made_by = x.op
-        if made_by in ("softmax", "safe_softmax"):
-            return (f"log of 0 from a softmax that underflowed (module "
-                    f"{x.module or _TOP}): use log_softmax(x) instead of "
-                    "log(softmax(x)), or cross_entropy on the logits")
-        if made_by == "sigmoid":
-            return ("log of 0 from a sigmoid that saturated: use log_sigmoid, or "
-                    "binary_cross_entropy_with_logits on the logits")
-        if _stats(x)["min"] is not None and _stats(x)["min"] < 0:
-            return f"log of negative values is NaN: {says}"
-        return f"log of 0 is -inf ({_producer(x)}): clamp it, x.clamp(min=1e-12), or {says}"
-    if op in _DIVIDES and inputs:
-        denominator = inputs[-1]
-        zeros = _stats(denominator)["zeros"]
-        if zeros:
-            spread = denominator.op in _SPREADS
-            return (f"division by 0 at {zeros} position(s): the denominator "
-                    f"({_producer(denominator)}) is 0"
-                    + (" — a feature with zero variance (a constant column)?" if spread else "")
-                    + " Add an epsilon to the denominator: x / (d + 1e-5)")
-    if op in ("exp", "expm1", "pow") and inputs:
-        top = _stats(inputs[0])["max"]
+    zero = next((t for t in reversed(inputs) if _stats(t)["zeros"]), None)
+    if zero is not None and kind in ("pole", "domain", "kink"):
+        position = next(k for k, t in enumerate(event.inputs) if t is zero)
+        return (f"{op} met 0 at {_stats(zero)['zeros']} position(s) of its input {position} "
+                f"({_producer(zero)}){_why_zero(zero)}. Add an epsilon (x + 1e-5) or clamp it "
+                f"(x.clamp(min=1e-12)); {says}")
+    low = [t for t in inputs if _stats(t)["min"] is not None and _stats(t)["min"] < 0]
+    if low and kind in ("pole", "domain"):
+        return f"{op} of negative values ({_producer(low[0])}) is NaN: {says}"
+    top = max((_stats(t)["max"] for t in inputs if _stats(t)["max"] is not None), default=None)
+    if top is not None and top > _OVERFLOWS:
         return (f"{op} overflowed (inputs up to {top:.4g}): subtract the max first (as "
                 f"softmax/logsumexp do) or clamp the input; {says}")
     return says
+
+
+def _why_zero(t) -> str:
+    """Why the producer of ``t`` gave exact zeros, from its contract ("" when it says nothing)."""
+    made_by = t.op and fw.ops.get(t.op)
+    if made_by is None:
+        return ""
+    if made_by.anchor.kind in ("saturation", "temperature"):
+        return f", a {t.op} that underflowed"
+    if made_by.structure is Structure.REDUCTION:
+        return f", the {t.op} of a feature that does not vary (zero variance: a constant column?)"
+    return ""
 
 
 def _producer(t) -> str:

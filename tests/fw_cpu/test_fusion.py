@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from fw_core.compile import epilogue
 from fw_core.compile.ir import Group
 from fw_core.compile.passes import fuse as fuse_pass
 from fw_cpu.fusion import codegen, loader, rules
@@ -53,7 +54,7 @@ def group_of(b, nodes, outputs):
 
 def check(b, group, dtype, out=None):
     """Run the generated kernel on the builder's samples and compare with the unfused ones."""
-    kernel = RULES["cpu.blas_epilogue" if group.nodes[0].op.name in rules.CONTRACTIONS
+    kernel = RULES["cpu.blas_epilogue" if epilogue.heads(group.nodes[0], "cpu")
                    else "cpu.numba_pointwise"].generate(group)
     assert kernel is not None, [n.op.name for n in group.nodes]
     results = kernel(*[b.graph.samples[v.index] for v in group.inputs], out=out)

@@ -8,18 +8,19 @@ one would write by hand:
 - :func:`drop_superseded_grads`: a ``.grad`` assignment that a later one for the same leaf
   overwrites, with no host step in between that could read it, is dropped (only the last value
   is ever seen), so the partial sums stop escaping.
-- :func:`batch_accumulated_contractions`: a sum of three or more two-operand einsums with one
-  equation, whose terms are used only by the sum, becomes one einsum over operands concatenated
-  along a contracted axis (``cat(g)^T cat(x)``); likewise a sum of ``sum_to`` reductions over
-  their leading axis becomes one ``sum_to`` of the concatenation. One large product runs near
-  the BLAS peak where many small ones are dominated by call overhead; the result differs only
-  by reassociation of the sum. A sum of ``index_backward`` terms whose slices tile one axis
-  (the gradient of ``chunk``/``split``: each piece scattered into zeros, then added) becomes
-  the concatenation of the pieces, exactly.
+- :func:`batch_accumulated_sums`: a sum of three or more calls of one op, whose results are
+  used only by the sum, becomes one call on inputs concatenated along the axes the op's
+  contract names (``OpDef.batched_sum``): per-step einsums ``g_i^T x_i`` become
+  ``cat(g)^T cat(x)``, sums over a leading axis one sum of the concatenation, and scatters
+  into zeros whose slices tile an axis (the gradient of ``chunk``/``split``) the
+  concatenation of the pieces. One large product runs near the BLAS peak where many small
+  ones are dominated by call overhead; the result differs only by reassociation of the sum.
 """
 
 from __future__ import annotations
 
+from ...ops.elementwise import ADD
+from ...ops.shape import CAT
 from ..ir import Effect, Node, Value
 
 MIN_TERMS = 3
@@ -45,21 +46,18 @@ def drop_superseded_grads(graph) -> int:
     return dropped
 
 
-def batch_accumulated_contractions(graph, ops) -> int:
-    """Rewrite sums of per-step einsums / sum_tos into one op each; return how many sums.
-
-    ``ops(name)`` returns an op contract (``fw.ops.get``).
-    """
+def batch_accumulated_sums(graph) -> int:
+    """Rewrite sums of per-step calls into one call each; return how many sums."""
     readers = _reader_counts(graph)
     producers = {s.out.index: s for s in graph.steps if s.__class__ is Node}
-    inner = {v.index for s in producers.values() if s.op.name == "add" for v in s.reads
+    inner = {v.index for s in producers.values() if s.op is ADD for v in s.reads
              if readers.get(v.index) == 1}
     rewritten, terms_total = 0, 0
     new_steps = []
     for step in graph.steps:
-        if step.__class__ is Node and step.op.name == "add" and step.out.index not in inner:
+        if step.__class__ is Node and step.op is ADD and step.out.index not in inner:
             terms = _terms(step, readers, producers)
-            batched = _batched(graph, step, terms, ops) if len(terms) >= MIN_TERMS else None
+            batched = _batched(graph, step, terms) if len(terms) >= MIN_TERMS else None
             if batched is not None:
                 new_steps.extend(batched)
                 rewritten += 1
@@ -91,7 +89,7 @@ def _terms(node: Node, readers, producers) -> list[Node]:
         if v.__class__ is not Value or readers.get(v.index) != 1 or v.index not in producers:
             return []
         child = producers[v.index]
-        if child.op.name == "add":
+        if child.op is ADD:
             sub = _terms(child, readers, producers)
             if not sub:
                 return []
@@ -101,97 +99,45 @@ def _terms(node: Node, readers, producers) -> list[Node]:
     return found
 
 
-def _batched(graph, root: Node, terms: list[Node], ops):
-    first = terms[0]
-    if any(t.op is not first.op or t.out.shape != first.out.shape for t in terms):
+def _batched(graph, root: Node, terms: list[Node]) -> list[Node] | None:
+    """The steps computing ``root`` (a sum of ``terms``) as one call, or None."""
+    op = terms[0].op
+    if op.batched_sum is None or any(t.op is not op or t.out.shape != root.out.shape or
+                                     any(v.__class__ is not Value for v in t.inputs)
+                                     for t in terms):
         return None
-    if first.op.name == "index_backward":  # the pieces' indexes differ by design
-        return _tiled_pieces(root, terms, ops)
-    if any(t.attrs != first.attrs for t in terms):
+    plan = op.batched_sum([t.attrs for t in terms], [tuple(v.shape for v in t.inputs)
+                                                      for t in terms])
+    if plan is None or len(plan.axes) != len(terms[0].inputs):
         return None
-    if first.op.name == "einsum" and len(first.inputs) == 2:
-        return _batched_einsum(graph, root, terms, ops)
-    if first.op.name == "sum_to":
-        return _batched_sum_to(graph, root, terms, ops)
-    return None
-
-
-def _tiled_pieces(root, terms, ops):
-    """index_backward terms whose indexes differ only in one axis's slice, tiling that axis."""
-    shape = terms[0].attrs["shape"]
-    indexes = [t.attrs["index"] for t in terms]
-    if any(len(ix) != len(indexes[0]) for ix in indexes):
-        return None
-    differing = [i for i in range(len(indexes[0])) if len({repr(ix[i]) for ix in indexes}) > 1]
-    if len(differing) != 1 or differing[0] >= len(shape):
-        return None
-    axis = differing[0]
-    if any(ix[i] != slice(None) for ix in indexes for i in range(axis)):
-        return None  # an integer or slice index before the axis changes the piece's layout
-    pieces = []
-    for t, ix in zip(terms, indexes):
-        s = ix[axis]
-        if not isinstance(s, slice) or s.step not in (None, 1):
+    ordered = [terms[k] for k in plan.order]
+    operands = []
+    for position, axis in enumerate(plan.axes):
+        pieces = [t.inputs[position] for t in ordered]
+        first = pieces[0]
+        if any(_without(p.shape, axis) != _without(first.shape, axis) or p.dtype != first.dtype
+               for p in pieces):
             return None
-        start, stop, _ = s.indices(shape[axis])
-        pieces.append((start, stop, t.inputs[0]))
-    pieces.sort(key=lambda p: p[0])
-    position = 0
-    for start, stop, value in pieces:
-        if start != position or value.__class__ is not Value or value.shape[axis] != stop - start:
-            return None
-        position = stop
-    if position != shape[axis]:
-        return None
-    cat = Node(ops("cat"), tuple(p[2] for p in pieces), {"dim": axis}, root.out, root.module,
-               root.phase)
-    root.out.producer = cat
-    return [cat]
+        operands.append(pieces)
+    if not plan.call:
+        [pieces] = operands
+        return [_bind(Node(CAT, tuple(pieces), {"dim": plan.axes[0]}, root.out, root.module,
+                           root.phase))]
+    cats = [_cat(graph, pieces, axis, root) for pieces, axis in zip(operands, plan.axes)]
+    call = Node(op, tuple(c.out for c in cats), dict(terms[0].attrs), root.out, root.module,
+                root.phase)
+    return [*cats, _bind(call)]
 
 
-def _batched_einsum(graph, root, terms, ops):
-    lhs, _, out = terms[0].attrs["equation"].partition("->")
-    ta, tb = lhs.split(",")
-    contracted = [c for c in ta if c in tb and c not in out]
-    if not contracted:
-        return None
-    letter = contracted[0]
-    axes = (ta.index(letter), tb.index(letter))
-    cats = []
-    for side, axis in enumerate(axes):
-        operands = [t.inputs[side] for t in terms]
-        if any(o.__class__ is not Value or _without(o.shape, axis) !=
-               _without(operands[0].shape, axis) or o.dtype != operands[0].dtype
-               for o in operands):
-            return None
-        cats.append(_cat(graph, operands, axis, root, ops))
-    product = Node(terms[0].op, (cats[0].out, cats[1].out), dict(terms[0].attrs), root.out,
-                   root.module, root.phase)
-    root.out.producer = product
-    return [*cats, product]
-
-
-def _batched_sum_to(graph, root, terms, ops):
-    operands = [t.inputs[0] for t in terms]
-    shape = terms[0].attrs["shape"]
-    first = operands[0]
-    reduces_axis0 = len(first.shape) > len(shape) or (shape and shape[0] == 1 != first.shape[0])
-    if not reduces_axis0 or any(o.__class__ is not Value or o.shape[1:] != first.shape[1:]
-                                or o.dtype != first.dtype for o in operands):
-        return None
-    cat = _cat(graph, operands, 0, root, ops)
-    total = Node(terms[0].op, (cat.out,), dict(terms[0].attrs), root.out, root.module,
-                 root.phase)
-    root.out.producer = total
-    return [cat, total]
-
-
-def _cat(graph, operands, axis, root, ops) -> Node:
+def _cat(graph, operands, axis, root) -> Node:
     shape = list(operands[0].shape)
     shape[axis] = sum(o.shape[axis] for o in operands)
     out = graph.value(tuple(shape), operands[0].dtype, "node")
-    node = Node(ops("cat"), tuple(operands), {"dim": axis}, out, root.module, root.phase)
-    out.producer = node
+    return _bind(Node(CAT, tuple(operands), {"dim": axis}, out, root.module, root.phase))
+
+
+def _bind(node: Node) -> Node:
+    node.out.producer = node
     return node
 
 

@@ -174,15 +174,10 @@ def _wrapper_source(group, layout: _Layout, parallel: bool) -> str:
 def _reduction_result(group, layout: _Layout, sizes, full_shape) -> list[str]:
     node = layout.reduction
     m = group.outputs.index(node.out)
-    if node.op.name == "sum_to":
-        shape = tuple(node.attrs["shape"])
-    elif node.attrs.get("keepdim"):
-        shape = ["1" if r else s for s, r in zip(full_shape, layout.reduced_dims)]
-    else:
-        shape = [s for s, r in zip(full_shape, layout.reduced_dims) if not r]
+    shape = node.op.reduction.shape(node.attrs, full_shape, layout.reduced_dims)
     text = "(" + "".join(f"{s}, " for s in shape) + ")"
     lines = [f"    red = acc.reshape({text})"]
-    if node.op.name == "mean":
+    if node.op.reduction.mean:
         count = " * ".join(n for n, r in zip(sizes, layout.reduced_loops) if r) or "1"
         lines.append(f"    red = red / ({count})")
     return lines + [f"    out{m} = o[{m}]", f"    if out{m} is None:",

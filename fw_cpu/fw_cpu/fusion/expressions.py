@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from fw_core.compile.layout import REDUCTIONS, computable, compute_dtype
+from fw_core.compile.layout import computable, compute_dtype
 
 from .. import fast_math
 
@@ -110,7 +110,7 @@ FLOAT_ONLY = frozenset(["sigmoid", "erf", "silu", "mish", "gelu", "softplus", "e
 def supports(node) -> bool:
     """Whether the loop generator can compute this node (op known, dtypes handled)."""
     return computable(node, EXPRESSIONS, DTYPES,
-                      lambda name: name in REDUCTIONS or name in FLOAT_ONLY)
+                      lambda op: op.reduction is not None or op.name in FLOAT_ONLY)
 
 
 def expression(node, args: list[str]) -> str:

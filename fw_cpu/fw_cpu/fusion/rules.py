@@ -15,7 +15,6 @@ from fw_core.records import FusionRule, Structure
 
 from . import expressions
 
-CONTRACTIONS = epilogue.CONTRACTIONS
 _POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST])
 
 

@@ -98,7 +98,7 @@ def _source(group: Group, plan: PointwiseLayout) -> str:
     summed = [d for d in all_dims if plan.reduced[d]]
     m = group.outputs.index(plan.reduction.out)
     body, names = _body(group, plan, " " * 12, "")
-    total = "acc[0] / (double)n_red" if plan.reduction.op.name == "mean" else "acc[0]"
+    total = "acc[0] / (double)n_red" if plan.reduction.op.reduction.mean else "acc[0]"
     lines += [f"    __shared__ double acc[{BLOCK}];",
               "    for (long long o = blockIdx.x; o < n_out; o += gridDim.x) {",
               *_split("o", kept, " " * 8), "        double part = 0.0;",
@@ -141,14 +141,8 @@ class CudaKernel:
                 if spans[d]:
                     full[d] = padded[d]
         node = self.reduction
-        if node is None:
-            reduced_shape = None
-        elif node.op.name == "sum_to":
-            reduced_shape = tuple(node.attrs["shape"])
-        elif node.attrs.get("keepdim"):
-            reduced_shape = tuple(1 if r else s for s, r in zip(full, self.reduced))
-        else:
-            reduced_shape = tuple(s for s, r in zip(full, self.reduced) if not r)
+        reduced_shape = None if node is None else \
+            node.op.reduction.shape(node.attrs, tuple(full), self.reduced)
         return tuple(full), [reduced_shape if is_reduced else tuple(full)
                              for _, is_reduced in self.outputs]
 

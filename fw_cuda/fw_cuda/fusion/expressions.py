@@ -148,7 +148,7 @@ _INTEGER_OK = frozenset(["add", "sub", "mul", "neg", "square", "maximum", "minim
 
 def supports(node) -> bool:
     """Whether the generator can compute this node (op known, dtypes handled)."""
-    return computable(node, EXPRESSIONS, CTYPES, lambda name: name not in _INTEGER_OK)
+    return computable(node, EXPRESSIONS, CTYPES, lambda op: op.name not in _INTEGER_OK)
 
 
 def expression_ctype(node) -> str:
