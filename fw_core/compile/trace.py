@@ -19,12 +19,10 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 
-import numpy as np
-
-from .. import dtypes as _dt
 from .._state import state
 from ..inspect import source_line
 from ..memory import track
+from ..ops.promotion import kernel_dtypes
 from ..pytree import flatten as _flatten
 from ..pytree import unflatten as _unflatten
 from ..tensor import Tensor
@@ -273,30 +271,6 @@ def trace(fn: Callable, args: tuple) -> tuple[Tracer, object]:
 
 
 # -- helpers --------------------------------------------------------------------------------------
-def kernel_dtypes(op, inputs) -> list | None:
-    """The dtype each tensor input has when its kernel runs (the dispatcher's conversions:
-    binary promotion, weak Python scalars, integer inputs of float-result ops); None: as is."""
-    default_float = _dt.default_float.numpy
-    if op.promotion == "binary" and len(inputs) == 2:
-        a, b = inputs
-        if isinstance(a, Tensor) and isinstance(b, Tensor):
-            common = _dt.PROMOTE_NUMPY[a._data.dtype, b._data.dtype]
-            if op.float_result and common.kind != "f":
-                common = np.dtype(default_float)
-            return [common, common]
-        tensor, scalar = (a, b) if isinstance(a, Tensor) else (b, a)
-        if tensor._data.dtype.kind == "f":
-            return None
-        wanted = _dt.result_type_with_scalar(_dt.BY_NUMPY[tensor._data.dtype], scalar)
-        target = default_float if op.float_result and wanted.category != _dt.FLOATING \
-            else wanted.numpy
-        return [target if t is tensor else None for t in inputs]
-    if op.float_result:
-        return [default_float if isinstance(t, Tensor) and t._data.dtype.kind != "f" else None
-                for t in inputs]
-    return None
-
-
 def _cast_op():
     from ..ops.creation import CAST
 

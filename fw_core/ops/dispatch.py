@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import warnings
 
-from .. import dtypes as _dt
 from .._state import state
 from ..autograd.grad_mode import INFERENCE
 from ..autograd.node import Node
@@ -17,11 +16,11 @@ from ..errors import ArgumentTypeError, DeviceError, FwError, KernelError, Unsup
 from ..tensor import Tensor
 from .allocation import out_of_memory
 from .meta import describe, located, spec_of
+from .promotion import binary, float_input, with_scalar
 from .registry import kernel as kernel_of
 
 _wrap = Tensor._wrap
 _EMPTY: dict = {}
-_PROMOTE = _dt.PROMOTE_NUMPY
 _SCALAR_TYPES = (int, float, bool)
 
 
@@ -47,8 +46,7 @@ def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
         raise not_a_tensor(op, next((t for t in inputs if not isinstance(t, Tensor)),
                                     inputs[0]), inputs) from None
     if op.float_result:
-        arrays = [a if a.dtype.kind == "f" else a.astype(_dt.default_float.numpy)
-                  for a in arrays]
+        arrays = [a.astype(float_input(a.dtype), copy=False) for a in arrays]
     try:
         kernel = device.kernels[op]
     except KeyError:
@@ -94,7 +92,7 @@ def apply_unary(op, x) -> Tensor:
         raise not_a_tensor(op, x) from None
     device = x._device
     if op.float_result and data.dtype.kind != "f":
-        data = data.astype(_dt.default_float.numpy)
+        data = data.astype(float_input(data.dtype))
     try:
         kernel = device.kernels[op]
     except KeyError:
@@ -126,13 +124,10 @@ def _binary_tensors(op, a, b):
         raise mixed_devices(op, (a, b))
     ad = a._data
     bd = b._data
-    if ad.dtype is not bd.dtype:
-        common = _PROMOTE[ad.dtype, bd.dtype]
+    if ad.dtype is not bd.dtype or op.float_result and ad.dtype.kind != "f":
+        common = binary(ad.dtype, bd.dtype, op.float_result)
         ad = ad.astype(common, copy=False)
         bd = bd.astype(common, copy=False)
-    if op.float_result and ad.dtype.kind != "f":
-        ad = ad.astype(_dt.default_float.numpy)
-        bd = bd.astype(_dt.default_float.numpy)
     try:
         kernel = device.kernels[op]
     except KeyError:
@@ -148,13 +143,10 @@ def _binary_tensors(op, a, b):
 
 def _binary_scalar(op, tensor, scalar, left, right, scalar_first):
     data = tensor._data
-    kind = data.dtype.kind
-    if kind != "f":
-        wanted = _dt.result_type_with_scalar(_dt.BY_NUMPY[data.dtype], scalar)
-        if op.float_result and wanted.category != _dt.FLOATING:
-            wanted = _dt.default_float
-        if wanted.numpy != data.dtype:
-            data = data.astype(wanted.numpy)
+    if data.dtype.kind != "f":
+        wanted = with_scalar(data.dtype, scalar, op.float_result)
+        if wanted != data.dtype:
+            data = data.astype(wanted)
     device = tensor._device
     try:
         kernel = device.kernels[op]

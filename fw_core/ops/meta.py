@@ -11,6 +11,7 @@ from .._state import state
 from ..device import Device
 from ..errors import ArgumentError, DTypeError, FwError, IndexOutOfRangeError, ShapeError
 from ..records import TensorSpec
+from . import promotion
 
 
 def spec_of(x) -> TensorSpec | object:
@@ -46,17 +47,10 @@ def broadcast_shapes(*shapes, op: str | None = None) -> tuple[int, ...]:
 
 
 def promote(*items, float_result: bool = False) -> _dt.DType:
-    """Result dtype of combining tensors (TensorSpecs) and Python scalars."""
-    tensor_dtypes = [i.dtype for i in items if isinstance(i, TensorSpec)]
-    dtype = tensor_dtypes[0]
-    for d in tensor_dtypes[1:]:
-        dtype = _dt.PROMOTE[dtype, d]
-    for i in items:
-        if not isinstance(i, TensorSpec):
-            dtype = _dt.result_type_with_scalar(dtype, i)
-    if float_result and not dtype.is_floating_point:
-        dtype = _dt.default_float
-    return dtype
+    """Result dtype of combining tensors (TensorSpecs) and Python scalars (see
+    :mod:`fw_core.ops.promotion`)."""
+    return promotion.result([i.dtype for i in items if isinstance(i, TensorSpec)],
+                  [i for i in items if not isinstance(i, TensorSpec)], float_result)
 
 
 def normalize_dim(dim: int, ndim: int, op: str | None = None) -> int:
