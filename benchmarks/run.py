@@ -1,4 +1,4 @@
-"""The benchmark suite (issue 4): fw eager and compiled against PyTorch eager and torch.compile
+"""The benchmark suite: fw eager and compiled against PyTorch eager and torch.compile
 on five fixed float32 workloads (see ``benchmarks/workloads/``).
 
     python benchmarks/run.py [--quick] [--json PATH] [--workloads mlp,cnn] [--modes ...]

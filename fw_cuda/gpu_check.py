@@ -1,4 +1,4 @@
-"""The GPU check of fw_cuda (issue 7): one command, one JSON summary on stdout.
+"""The GPU check of fw_cuda: one command, one JSON summary on stdout.
 
     python fw_cuda/gpu_check.py [--steps 30] [--skip-conformance] [--device cpu]
 

@@ -1,4 +1,4 @@
-"""The benchmark workloads, one module each (issue 4): every model, optimizer and loss is
+"""The benchmark workloads, one module each: every model, optimizer and loss is
 written once against ``common``'s framework interface and runs identically in fw and PyTorch.
 
 ``WORKLOADS`` maps a name to its :class:`~benchmarks.workloads.common.Workload`.

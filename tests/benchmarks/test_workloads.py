@@ -1,4 +1,4 @@
-"""The benchmark suite (issue 4) measures what it says: each workload is the same model in fw and
+"""The benchmark suite measures what it says: each workload is the same model in fw and
 PyTorch (same initial weights -> same first loss, same gradients, same loss after one optimizer
 step), and ``benchmarks/run.py --quick`` writes the promised JSON schema and markdown (with
 fw_onednn loaded, the GEMM/conv phases against oneDNN's own rate too)."""

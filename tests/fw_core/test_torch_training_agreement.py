@@ -1,4 +1,4 @@
-"""fw and PyTorch train the same models step for step (issue 3).
+"""fw and PyTorch train the same models step for step.
 
 The same MLP (784-128-64-10, ReLU) and the same small CNN (two conv 3x3 + ReLU + 2x2 max-pool
 blocks, then a linear layer) are built in both frameworks; fw starts from PyTorch's initial
