@@ -42,19 +42,6 @@ BROADCAST_TO = define_op(
     anchor=anchors.smooth("linear: each output is a copy of one input element"),
 )
 
-SUM_TO = define_op(
-    "sum_to", family="reduction", builtin=True,
-    doc="Sum over the dimensions that broadcasting added or expanded, to get back ``shape``.",
-    signature="sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor",
-    meta=_sum_to_meta,
-    vjp=lambda ctx, g: (broadcast_to(g, ctx.input_shapes[0]),),
-    structure=Structure.REDUCTION,
-    anchor=anchors.smooth("linear: a sum"),
-    reduction=Reduction(mean=False, dims=lambda attrs, rank: _summed(attrs["shape"], rank),
-                        shape=lambda attrs, shape, summed: tuple(attrs["shape"])),
-    batched_sum=lambda attrs, shapes: _sum_to_batched(attrs, shapes),
-)
-
 
 def _summed(target, rank: int) -> list[bool] | None:
     """Per dimension of a rank-``rank`` input, whether summing it to ``target`` adds it up."""
@@ -68,6 +55,20 @@ def _sum_to_batched(attrs: list[dict], shapes: list[tuple]) -> SumBatching | Non
     if any(a != attrs[0] for a in attrs) or not summed or not summed[0]:
         return None
     return SumBatching(axes=(0,), order=tuple(range(len(attrs))))
+
+
+SUM_TO = define_op(
+    "sum_to", family="reduction", builtin=True,
+    doc="Sum over the dimensions that broadcasting added or expanded, to get back ``shape``.",
+    signature="sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor",
+    meta=_sum_to_meta,
+    vjp=lambda ctx, g: (broadcast_to(g, ctx.input_shapes[0]),),
+    structure=Structure.REDUCTION,
+    anchor=anchors.smooth("linear: a sum"),
+    reduction=Reduction(mean=False, dims=lambda attrs, rank: _summed(attrs["shape"], rank),
+                        shape=lambda attrs, shape, summed: tuple(attrs["shape"])),
+    batched_sum=_sum_to_batched,
+)
 
 
 def broadcast_to(x, shape) -> object:

@@ -46,7 +46,7 @@ def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
         raise not_a_tensor(op, next((t for t in inputs if not isinstance(t, Tensor)),
                                     inputs[0]), inputs) from None
     if op.float_result:
-        arrays = [a.astype(float_input(a.dtype), copy=False) for a in arrays]
+        arrays = [a if a.dtype.kind == "f" else a.astype(float_input(a.dtype)) for a in arrays]
     try:
         kernel = device.kernels[op]
     except KeyError:

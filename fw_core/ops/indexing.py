@@ -103,19 +103,6 @@ def _index_backward_meta(g, shape, index):
     return TensorSpec(tuple(shape), g.dtype)
 
 
-GETITEM = _op("getitem", "``x[index]``: elements picked by integers, slices, None, Ellipsis and "
-              "integer arrays (bool masks become their nonzero positions).",
-              "getitem(x: Tensor, index: tuple) -> Tensor", _getitem_meta,
-              lambda ctx, g: (_index_backward(g, ctx.input_shapes[0], ctx.attrs["index"]),))
-INDEX_BACKWARD = _op(
-    "index_backward", "Zeros of ``shape`` with ``g`` added at ``index`` (repeated positions "
-    "accumulate): the gradient of ``x[index]``.",
-    "index_backward(g: Tensor, shape: tuple[int, ...], index: tuple) -> Tensor",
-    _index_backward_meta, lambda ctx, g: (apply(GETITEM, (g,), {"index": ctx.attrs["index"]}),),
-    structure=Structure.OPAQUE, anchor=_SUMS, batched_sum=lambda attrs, shapes:
-    _tiled_pieces(attrs, shapes))
-
-
 def _tiled_pieces(attrs: list[dict], shapes: list[tuple]) -> SumBatching | None:
     """Scatters into zeros whose indexes are slices tiling one axis (the gradient of ``chunk``
     or ``split``): their sum is the concatenation of the pieces, exactly."""
@@ -147,6 +134,18 @@ def _tiled_pieces(attrs: list[dict], shapes: list[tuple]) -> SumBatching | None:
     if position != shape[axis]:
         return None
     return SumBatching(axes=(axis,), order=tuple(k for _, _, k in spans), call=False)
+
+
+GETITEM = _op("getitem", "``x[index]``: elements picked by integers, slices, None, Ellipsis and "
+              "integer arrays (bool masks become their nonzero positions).",
+              "getitem(x: Tensor, index: tuple) -> Tensor", _getitem_meta,
+              lambda ctx, g: (_index_backward(g, ctx.input_shapes[0], ctx.attrs["index"]),))
+INDEX_BACKWARD = _op(
+    "index_backward", "Zeros of ``shape`` with ``g`` added at ``index`` (repeated positions "
+    "accumulate): the gradient of ``x[index]``.",
+    "index_backward(g: Tensor, shape: tuple[int, ...], index: tuple) -> Tensor",
+    _index_backward_meta, lambda ctx, g: (apply(GETITEM, (g,), {"index": ctx.attrs["index"]}),),
+    structure=Structure.OPAQUE, anchor=_SUMS, batched_sum=_tiled_pieces)
 
 
 def _index_backward(g: Tensor, shape, index) -> Tensor:

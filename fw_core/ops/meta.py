@@ -49,8 +49,9 @@ def broadcast_shapes(*shapes, op: str | None = None) -> tuple[int, ...]:
 def promote(*items, float_result: bool = False) -> _dt.DType:
     """Result dtype of combining tensors (TensorSpecs) and Python scalars (see
     :mod:`fw_core.ops.promotion`)."""
-    return promotion.result([i.dtype for i in items if isinstance(i, TensorSpec)],
-                  [i for i in items if not isinstance(i, TensorSpec)], float_result)
+    tensors = [i.dtype for i in items if isinstance(i, TensorSpec)]
+    scalars = [i for i in items if not isinstance(i, TensorSpec)]
+    return promotion.result(tensors, scalars, float_result)
 
 
 def normalize_dim(dim: int, ndim: int, op: str | None = None) -> int:

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 
 def float_input(dtype: np.dtype) -> np.dtype:
     """What an input of ``dtype`` becomes for a ``float_result`` op."""
-    return dtype if dtype.kind == "f" else np.dtype(_dt.default_float.numpy)
+    return dtype if dtype.kind == "f" else _dt.default_float.numpy
 
 
 def binary(a: np.dtype, b: np.dtype, float_result: bool) -> np.dtype:
@@ -32,7 +32,7 @@ def with_scalar(dtype: np.dtype, scalar, float_result: bool) -> np.dtype:
     if dtype.kind == "f":
         return dtype
     wanted = _dt.result_type_with_scalar(_dt.BY_NUMPY[dtype], scalar).numpy
-    return float_input(np.dtype(wanted)) if float_result else np.dtype(wanted)
+    return float_input(wanted) if float_result else wanted
 
 
 def kernel_dtypes(op, inputs) -> list | None:
