@@ -95,6 +95,9 @@ class OpDef:
             up, equal one call on concatenated inputs (``einsum``, ``sum_to``, the scatter of
             ``index_backward``): ``attrs`` and ``shapes`` (the tensor inputs' shapes) hold one
             entry per call. The compiler rewrites per-step gradient sums of a loop with it.
+        expr: for an elementwise op, ``fn(*args, **attrs) -> Expr``: its value at one element
+            as a formula of :mod:`fw_core.ops.scalar` (``relu``: ``maximum(x, 0.0)``). Every
+            device with a loop generator renders it, so the op fuses there; None: it does not.
     """
 
     name: str
@@ -113,6 +116,7 @@ class OpDef:
     cost: str = "normal"
     reduction: Reduction | None = None
     batched_sum: Callable[[list[dict], list[tuple]], SumBatching | None] | None = None
+    expr: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..records import OpDef
+from ..ops import scalar
 from .ir import Group, Node, Value
 
 
@@ -44,16 +44,15 @@ class PointwiseLayout:
         return len(self.shape)
 
 
-def pointwise_layout(group: Group, supports: Callable[[Node], bool],
-                     expressions: Container[str]) -> PointwiseLayout | None:
+def pointwise_layout(group: Group, supports: Callable[[Node], bool]) -> PointwiseLayout | None:
     """The layout of ``group``, or None when a generator cannot write it as one loop nest:
-    a node it does not support (``supports``; body ops must be in ``expressions``), body nodes
+    a node it does not support (``supports``; body ops must have a formula), body nodes
     of different shapes, an input of higher rank, a dimension no input spans (an expand), or a
     reduction it does not understand or that does not read the body."""
     nodes = group.nodes
     reduction = nodes[-1] if nodes[-1].op.reduction is not None else None
     body = nodes[:-1] if reduction is not None else list(nodes)
-    if not body or not all(n.op.name in expressions and supports(n) for n in body):
+    if not body or not all(n.op.expr is not None and supports(n) for n in body):
         return None
     shape = body[0].out.shape
     rank = len(shape)
@@ -73,24 +72,29 @@ def pointwise_layout(group: Group, supports: Callable[[Node], bool],
     return PointwiseLayout(body, reduction, tuple(shape), spans, reduced)
 
 
-def computable(node: Node, expressions: Container[str], dtypes: Container[str],
-               float_only: Callable[[OpDef], bool]) -> bool:
-    """Whether a generator computes ``node``: its op has one of the generator's
-    ``expressions`` (or is a closing reduction), every dtype it reads or makes is in
-    ``dtypes`` (names), and an op the generator computes only for floats
-    (``float_only(op)``: NumPy's integer rules differ from the float formula) sees floats."""
-    op = node.op
-    if op.name not in expressions and op.reduction is None:
-        return False
+def computable(node: Node, dtypes: Container[str]) -> bool:
+    """Whether a generator handling ``dtypes`` (names) computes ``node``: every dtype it reads
+    or makes is one of them, and it is a float reduction closing a group, or an op with a
+    formula (``OpDef.expr``) exact on integers (:func:`fw_core.ops.scalar.integer_exact`) or
+    computed in a float dtype from float (or bool) values: NumPy's integer rules differ from
+    the other formulas."""
     kinds = [v.dtype for v in node.reads] + [node.out.dtype]
     if any(d.name not in dtypes for d in kinds):
         return False
-    return not float_only(op) or all(d.kind == "f" for d in kinds)
+    if node.op.reduction is not None:
+        return all(d.kind == "f" for d in kinds)
+    expr = node_formula(node)
+    if expr is None:
+        return False
+    return scalar.integer_exact(expr) or (
+        compute_dtype(node).kind == "f" and all(v.dtype.kind in "fb" for v in node.reads))
+
+
+def node_formula(node: Node) -> scalar.Expr | None:
+    """The formula ``node`` computes: its op's, for its attributes and inputs."""
+    return scalar.formula(node.op, node.attrs, len(node.inputs))
 
 
 def compute_dtype(node: Node) -> np.dtype:
-    """The dtype an op's Python-scalar operands take (NumPy's weak-scalar rule): its result's,
-    or for the bool results of binary-promoted ops (comparisons) the first array operand's."""
-    if node.out.dtype.kind == "b" and node.reads and node.op.promotion == "binary":
-        return node.reads[0].dtype
-    return node.out.dtype
+    """The dtype ``node``'s formula is computed in (:func:`fw_core.ops.scalar.compute_dtype`)."""
+    return scalar.compute_dtype([v.dtype for v in node.reads], node.out.dtype)

@@ -73,12 +73,13 @@ CAST = define_op(
     signature="cast(x: Tensor, dtype: DType) -> Tensor",
     meta=lambda x, dtype, source=None: _cast_meta(x, dtype), vjp=_cast_vjp,
     structure=Structure.ELEMENTWISE,
-    anchor=anchors.smooth("identity on values; lower precision rounds them"), cost="cheap")
+    anchor=anchors.smooth("identity on values; lower precision rounds them"), cost="cheap",
+    expr=lambda x, dtype, source=None: x)  # the formula's rounding to the result is the cast
 CLONE = define_op(
     "clone", family="creation", builtin=True, doc="A copy with its own storage.",
     signature="clone(x: Tensor) -> Tensor", meta=lambda x: TensorSpec(tuple(x.shape), x.dtype),
     vjp=lambda ctx, g: (g,), structure=Structure.ELEMENTWISE, anchor=anchors.smooth("identity"),
-)
+    expr=lambda x: x)
 TO_DEVICE = define_op(
     "to_device", family="creation", builtin=True,
     doc="The same values on another device (a copy).",

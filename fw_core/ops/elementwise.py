@@ -21,7 +21,7 @@ import math
 from .. import dtypes as _dt
 from ..errors import ArgumentTypeError, DTypeError, FwError, InvalidArgumentError
 from ..records import Structure, TensorSpec
-from . import anchors
+from . import anchors, scalar
 from .broadcast import sum_to
 from .dispatch import apply, apply_binary, apply_unary
 from .meta import argument_error, broadcast_shapes, located, promote, spec_of
@@ -56,13 +56,13 @@ def _nary_meta(float_result=False, result=None):
 
 
 def _unary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False, attrs="",
-              differentiable=True, result=None, cost="normal"):
+              differentiable=True, result=None, cost="normal", expr=None):
     return define_op(
         name, family="elementwise", builtin=True, doc=doc,
         signature=f"{name}(x: Tensor{attrs}) -> Tensor",
         meta=_unary_meta(float_result, result), vjp=vjp if differentiable else None,
         structure=Structure.ELEMENTWISE, anchor=anchor, saves=saves, float_result=float_result,
-        cost=cost)
+        cost=cost, expr=expr)
 
 
 def _reduce_broadcast(raw_vjp):
@@ -76,7 +76,7 @@ def _reduce_broadcast(raw_vjp):
 
 
 def _binary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False,
-               differentiable=True, result=None, cost="normal"):
+               differentiable=True, result=None, cost="normal", expr=None):
     """A binary op's contract; its function calls it through ``apply_binary``."""
     return define_op(
         name, family="elementwise", builtin=True, doc=doc,
@@ -84,7 +84,7 @@ def _binary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False,
         meta=_nary_meta(float_result, result),
         vjp=_reduce_broadcast(vjp) if differentiable else None,
         structure=Structure.BROADCAST, anchor=anchor, saves=saves, float_result=float_result,
-        promotion="binary", cost=cost)
+        promotion="binary", cost=cost, expr=expr)
 
 
 def _unary_fn(op):
@@ -106,6 +106,36 @@ def _binary_fn(op):
     return fn
 
 
+# -- formulas several ops share (see fw_core.ops.scalar) ------------------------------------------
+def _sigmoid(x):
+    """1 / (1 + e^-x): e^-x overflowing to inf gives 0, as it should."""
+    return 1.0 / (1.0 + scalar.exp(-x))
+
+
+def _softplus(s):
+    """log(1 + e^s) without overflow: max(s, 0) + log1p(e^-|s|)."""
+    return scalar.maximum(s, 0.0) + scalar.log1p(scalar.exp(-scalar.abs(s)))
+
+
+def _softplus_formula(x, beta, threshold):
+    scaled = x * beta
+    return scalar.where(scalar.gt(scaled, threshold), x, _softplus(scaled) / beta)
+
+
+def _gelu_formula(x, approximate):
+    """x * Phi(x) as x erfc(-x / sqrt 2) / 2 (no cancellation for x < 0); the tanh form as
+    x * sigmoid(2 v), since 1 + tanh(v) = 2 sigmoid(2 v)."""
+    if approximate == "tanh":
+        return x * _sigmoid((x + x * x * x * 0.044715) * (2 * _SQRT_2_OVER_PI))
+    return x * 0.5 * scalar.erfc(x * -_INV_SQRT_2)
+
+
+def _clamp_formula(x, min, max):
+    if min is not None:
+        x = scalar.maximum(x, min)
+    return x if max is None else scalar.minimum(x, max)
+
+
 def _zero_grad(ctx, g):
     return (g * 0,)
 
@@ -114,56 +144,62 @@ _FLAT = anchors.flat("piecewise constant: the gradient is 0 wherever it is defin
                      "upstream learns through it")
 
 # -- unary ----------------------------------------------------------------------------------------
-NEG = _unary_op("neg", "-x.", lambda ctx, g: (-g,), anchors.smooth(), saves=(), cost="cheap")
+NEG = _unary_op("neg", "-x.", lambda ctx, g: (-g,), anchors.smooth(), saves=(), cost="cheap",
+                expr=lambda x: -x)
 ABS = _unary_op("abs", "|x|.", lambda ctx, g: (g * sign(ctx.inputs[0]),),
                 anchors.kink("corner at 0: the gradient flips sign and is 0 exactly at 0",
-                             region=lambda x: x == 0), cost="cheap")
-SIGN = _unary_op("sign", "-1, 0 or 1 by the sign of x.", _zero_grad, _FLAT, saves=())
+                             region=lambda x: x == 0), cost="cheap", expr=scalar.abs)
+SIGN = _unary_op("sign", "-1, 0 or 1 by the sign of x.", _zero_grad, _FLAT, saves=(),
+                 expr=scalar.sign)
 EXP = _unary_op("exp", "e^x.", lambda ctx, g: (g * ctx.out,),
                 anchors.smooth("smooth, but the gradient grows like the output: exp overflows "
-                               "to inf above ~88 in float32"), saves=("out",), float_result=True)
+                               "to inf above ~88 in float32"), saves=("out",), float_result=True,
+                expr=scalar.exp)
 LOG = _unary_op("log", "Natural logarithm.", lambda ctx, g: (g / ctx.inputs[0],),
                 anchors.pole("log(0) = -inf and its gradient 1/x explodes near 0; log(x < 0) is "
                              "NaN: clamp x, or take the log where it is made (log_softmax(x) for "
                              "log(softmax(x)), log_sigmoid, cross_entropy on logits, log1p)",
-                             region=lambda x: x <= 1e-12), float_result=True)
+                             region=lambda x: x <= 1e-12), float_result=True, expr=scalar.log)
 LOG1P = _unary_op("log1p", "log(1 + x), accurate for small x.",
                   lambda ctx, g: (g / (ctx.inputs[0] + 1),),
                   anchors.pole("pole at x = -1; NaN below it", region=lambda x: x <= -1 + 1e-12),
-                  float_result=True)
+                  float_result=True, expr=scalar.log1p)
 EXPM1 = _unary_op("expm1", "e^x - 1, accurate for small x.", lambda ctx, g: (g * (ctx.out + 1),),
-                  anchors.smooth("smooth; overflows like exp"), saves=("out",), float_result=True)
+                  anchors.smooth("smooth; overflows like exp"), saves=("out",), float_result=True,
+                  expr=scalar.expm1)
 SQRT = _unary_op("sqrt", "Square root.", lambda ctx, g: (g / (ctx.out * 2),),
                  anchors.pole("gradient 1/(2 sqrt x) explodes at 0; NaN for x < 0",
-                              region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
+                              region=lambda x: x <= 1e-12), saves=("out",), float_result=True,
+                 expr=scalar.sqrt)
 RSQRT = _unary_op("rsqrt", "1 / sqrt(x).",
                   lambda ctx, g: (g * ctx.out * ctx.out * ctx.out * -0.5,),
                   anchors.pole("explodes at 0 (add an epsilon, as normalisations do); NaN "
                                "for x < 0",
-                               region=lambda x: x <= 1e-12), saves=("out",), float_result=True)
+                               region=lambda x: x <= 1e-12), saves=("out",), float_result=True,
+                  expr=lambda x: 1.0 / scalar.sqrt(x))
 SQUARE = _unary_op("square", "x * x.", lambda ctx, g: (g * ctx.inputs[0] * 2,), anchors.smooth(),
-                   cost="cheap")
+                   cost="cheap", expr=lambda x: x * x)
 RECIPROCAL = _unary_op("reciprocal", "1 / x.", lambda ctx, g: (-g * ctx.out * ctx.out,),
                        anchors.pole("1/x and its gradient -1/x^2 explode near 0",
                                     region=lambda x: abs(x) <= 1e-12),
-                       saves=("out",), float_result=True)
+                       saves=("out",), float_result=True, expr=lambda x: 1.0 / x)
 SIN = _unary_op("sin", "Sine.", lambda ctx, g: (g * cos(ctx.inputs[0]),), anchors.smooth(),
-                float_result=True)
+                float_result=True, expr=scalar.sin)
 COS = _unary_op("cos", "Cosine.", lambda ctx, g: (-g * sin(ctx.inputs[0]),), anchors.smooth(),
-                float_result=True)
+                float_result=True, expr=scalar.cos)
 _SATURATES = "saturates: for |x| > ~4 the gradient is nearly 0 and the unit stops learning"
 TANH = _unary_op("tanh", "Hyperbolic tangent.", lambda ctx, g: (g * (1 - ctx.out * ctx.out),),
                  anchors.saturation(_SATURATES, region=lambda x: abs(x) > 3),
-                 saves=("out",), float_result=True)
+                 saves=("out",), float_result=True, expr=scalar.tanh)
 SIGMOID = _unary_op("sigmoid", "1 / (1 + e^-x).",
                     lambda ctx, g: (g * ctx.out * (1 - ctx.out),),
                     anchors.saturation(_SATURATES.replace("4", "6"),
                                        region=lambda x: abs(x) > 5),
-                    saves=("out",), float_result=True)
+                    saves=("out",), float_result=True, expr=_sigmoid)
 ERF = _unary_op("erf", "The error function, 2/sqrt(pi) * integral of e^(-t^2) from 0 to x.",
                 lambda ctx, g: (g * exp(-square(ctx.inputs[0])) * (2 / math.sqrt(math.pi)),),
                 anchors.saturation("saturates to +-1 for |x| > ~3", region=lambda x: abs(x) > 3),
-                float_result=True)
+                float_result=True, expr=scalar.erf)
 _AT_POLES = "poles at 0, -1, -2, ...: the value and its gradient explode there"
 
 
@@ -184,9 +220,10 @@ POLYGAMMA = _unary_op("polygamma", "The n-th derivative of digamma (n = 0 is dig
                       float_result=True)
 RELU = _unary_op("relu", "max(x, 0).", lambda ctx, g: (g * (ctx.inputs[0] > 0),),
                  anchors.kink("gradient is exactly 0 for x < 0: units that stay below 0 stop "
-                              "learning (dead ReLU)", region=lambda x: x <= 0), cost="cheap")
-FLOOR = _unary_op("floor", "Largest integer <= x.", _zero_grad, _FLAT, saves=())
-CEIL = _unary_op("ceil", "Smallest integer >= x.", _zero_grad, _FLAT, saves=())
+                              "learning (dead ReLU)", region=lambda x: x <= 0), cost="cheap",
+                 expr=lambda x: scalar.maximum(x, 0.0))
+FLOOR = _unary_op("floor", "Largest integer <= x.", _zero_grad, _FLAT, saves=(), expr=scalar.floor)
+CEIL = _unary_op("ceil", "Smallest integer >= x.", _zero_grad, _FLAT, saves=(), expr=scalar.ceil)
 ROUND = _unary_op("round", "Nearest integer, ties to even.", _zero_grad, _FLAT, saves=())
 
 
@@ -197,7 +234,8 @@ def _silu_vjp(ctx, g):
 
 
 SILU = _unary_op("silu", "x * sigmoid(x) (swish).", _silu_vjp,
-                 anchors.smooth("smooth; the gradient is ~0 for x < -6"))
+                 anchors.smooth("smooth; the gradient is ~0 for x < -6"),
+                 expr=lambda x: x / (1.0 + scalar.exp(-x)))
 
 
 def _mish_vjp(ctx, g):
@@ -207,7 +245,8 @@ def _mish_vjp(ctx, g):
 
 
 MISH = _unary_op("mish", "x * tanh(softplus(x)).", _mish_vjp,
-                 anchors.smooth("smooth; the gradient is ~0 for x < -6"))
+                 anchors.smooth("smooth; the gradient is ~0 for x < -6"),
+                 expr=lambda x: x * scalar.tanh(_softplus(x)))
 
 
 def _softplus_vjp(ctx, g):
@@ -220,7 +259,8 @@ SOFTPLUS = _unary_op("softplus",
                      "log(1 + e^(beta x)) / beta; x itself where beta x > threshold.",
                      _softplus_vjp,
                      anchors.smooth("smooth; the gradient is ~0 for very negative x"),
-                     attrs=", beta: float = 1, threshold: float = 20", float_result=True)
+                     attrs=", beta: float = 1, threshold: float = 20", float_result=True,
+                     expr=_softplus_formula)
 
 
 def _leaky_relu_vjp(ctx, g):
@@ -231,7 +271,8 @@ LEAKY_RELU = _unary_op("leaky_relu", "x for x > 0, negative_slope * x otherwise.
                        _leaky_relu_vjp,
                        anchors.kink("corner at 0; below 0 the gradient is only negative_slope",
                                     region=lambda x: x <= 0),
-                       attrs=", negative_slope: float = 0.01", cost="cheap")
+                       attrs=", negative_slope: float = 0.01", cost="cheap",
+    expr=lambda x, negative_slope: scalar.where(scalar.gt(x, 0.0), x, x * negative_slope))
 
 
 def _elu_vjp(ctx, g):
@@ -242,7 +283,8 @@ def _elu_vjp(ctx, g):
 ELU = _unary_op("elu", "x for x > 0, alpha * (e^x - 1) otherwise.", _elu_vjp,
                 anchors.saturation("for very negative x the output saturates at -alpha and the "
                                    "gradient vanishes", region=lambda x: x < -5),
-                attrs=", alpha: float = 1", float_result=True)
+                attrs=", alpha: float = 1", float_result=True,
+                expr=lambda x, alpha: scalar.where(scalar.gt(x, 0.0), x, scalar.expm1(x) * alpha))
 
 
 def _gelu_vjp(ctx, g):
@@ -260,7 +302,7 @@ def _gelu_vjp(ctx, g):
 GELU = _unary_op("gelu", "x * Phi(x) (Phi: the standard normal CDF); approximate='tanh' uses "
                  "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).", _gelu_vjp,
                  anchors.smooth("smooth; the gradient is ~0 for x < -4"),
-                 attrs=", approximate: str = 'none'", float_result=True)
+                 attrs=", approximate: str = 'none'", float_result=True, expr=_gelu_formula)
 
 
 def _hardtanh_vjp(ctx, g):
@@ -270,7 +312,8 @@ def _hardtanh_vjp(ctx, g):
 
 HARDTANH = _unary_op("hardtanh", "x clipped to [min_val, max_val].", _hardtanh_vjp,
                      anchors.saturation("outside [min_val, max_val] the gradient is exactly 0"),
-                     attrs=", min_val: float = -1, max_val: float = 1", cost="cheap")
+                     attrs=", min_val: float = -1, max_val: float = 1", cost="cheap",
+    expr=lambda x, min_val, max_val: scalar.minimum(scalar.maximum(x, min_val), max_val))
 
 
 def _clamp_vjp(ctx, g):
@@ -286,18 +329,21 @@ def _clamp_vjp(ctx, g):
 
 CLAMP = _unary_op("clamp", "x limited to [min, max] (either bound may be None).", _clamp_vjp,
                   anchors.saturation("outside [min, max] the gradient is exactly 0"),
-                  attrs=", min: float | None = None, max: float | None = None", cost="cheap")
+                  attrs=", min: float | None = None, max: float | None = None", cost="cheap",
+                  expr=_clamp_formula)
 
 ISNAN = _unary_op("isnan", "True where x is NaN.", None, _FLAT, saves=(), differentiable=False,
-                  result=_dt.bool_)
+                  result=_dt.bool_, expr=scalar.isnan)
 ISINF = _unary_op("isinf", "True where x is +-inf.", None, _FLAT, saves=(), differentiable=False,
-                  result=_dt.bool_)
+                  result=_dt.bool_, expr=scalar.isinf)
 LOGICAL_NOT = _unary_op("logical_not", "not x (nonzero is True).", None, _FLAT, saves=(),
-                        differentiable=False, result=_dt.bool_)
+                        differentiable=False, result=_dt.bool_, expr=scalar.logical_not)
 
 # -- binary ---------------------------------------------------------------------------------------
-ADD = _binary_op("add", "a + b.", lambda ctx, g: (g, g), anchors.smooth(), saves=(), cost="cheap")
-SUB = _binary_op("sub", "a - b.", lambda ctx, g: (g, -g), anchors.smooth(), saves=(), cost="cheap")
+ADD = _binary_op("add", "a + b.", lambda ctx, g: (g, g), anchors.smooth(), saves=(), cost="cheap",
+                 expr=lambda a, b: a + b)
+SUB = _binary_op("sub", "a - b.", lambda ctx, g: (g, -g), anchors.smooth(), saves=(), cost="cheap",
+                 expr=lambda a, b: a - b)
 
 
 def _mul_vjp(ctx, g):
@@ -307,7 +353,8 @@ def _mul_vjp(ctx, g):
 
 
 MUL = _binary_op("mul", "a * b.", _mul_vjp, anchors.smooth("bilinear: the gradient w.r.t. one "
-                                                            "input is the other"), cost="cheap")
+                                                            "input is the other"), cost="cheap",
+                 expr=lambda a, b: a * b)
 
 
 def _div_vjp(ctx, g):
@@ -321,7 +368,7 @@ DIV = _binary_op("div", "a / b (true division: integers give float32).", _div_vj
                  anchors.pole("division near 0: the result and the gradient -a/b^2 explode as b "
                               "-> 0; add an epsilon to the denominator",
                               region=lambda a, b: abs(b) <= 1e-12),
-                 float_result=True)
+                 float_result=True, expr=lambda a, b: a / b)
 
 
 def _pow_vjp(ctx, g):
@@ -355,7 +402,7 @@ POW = _binary_op("pow", "a ** b.", _pow_vjp,
                  anchors.pole("for b < 1 the gradient b a^(b-1) explodes at a = 0; a negative base "
                               "with a fractional exponent is NaN",
                               region=lambda a, b: abs(a) <= 1e-12),
-                 saves=("inputs", "out"))
+                 saves=("inputs", "out"), expr=lambda a, b: a ** b)
 
 
 def _max_min_vjp(pick):
@@ -371,11 +418,11 @@ def _max_min_vjp(pick):
 MAXIMUM = _binary_op("maximum", "Elementwise max(a, b); ties split the gradient equally.",
                      _max_min_vjp(lambda a, b: a > b),
                      anchors.kink("corner where a == b: the gradient switches inputs"),
-                     cost="cheap")
+                     cost="cheap", expr=scalar.maximum)
 MINIMUM = _binary_op("minimum", "Elementwise min(a, b); ties split the gradient equally.",
                      _max_min_vjp(lambda a, b: a < b),
                      anchors.kink("corner where a == b: the gradient switches inputs"),
-                     cost="cheap")
+                     cost="cheap", expr=scalar.minimum)
 
 def _remainder_vjp(ctx, g):
     a, b = ctx.inputs
@@ -393,13 +440,14 @@ FLOOR_DIVIDE = _binary_op("floor_divide", "floor(a / b) (Python's //); not diffe
 _compare_doc = "Elementwise {} (a bool tensor)."
 EQ, NE, LT, LE, GT, GE = (
     _binary_op(name, _compare_doc.format(sym), None, _FLAT, saves=(), differentiable=False,
-               result=_dt.bool_)
-    for name, sym in (("eq", "a == b"), ("ne", "a != b"), ("lt", "a < b"), ("le", "a <= b"),
-                      ("gt", "a > b"), ("ge", "a >= b")))
+               result=_dt.bool_, expr=formula)
+    for name, sym, formula in (("eq", "a == b", scalar.eq), ("ne", "a != b", scalar.ne),
+                               ("lt", "a < b", scalar.lt), ("le", "a <= b", scalar.le),
+                               ("gt", "a > b", scalar.gt), ("ge", "a >= b", scalar.ge)))
 LOGICAL_AND = _binary_op("logical_and", "a and b (nonzero is True).", None, _FLAT, saves=(),
-                         differentiable=False, result=_dt.bool_)
+                         differentiable=False, result=_dt.bool_, expr=scalar.logical_and)
 LOGICAL_OR = _binary_op("logical_or", "a or b (nonzero is True).", None, _FLAT, saves=(),
-                        differentiable=False, result=_dt.bool_)
+                        differentiable=False, result=_dt.bool_, expr=scalar.logical_or)
 
 
 # -- bitwise ops: integers bit by bit, bools as truth values (PyTorch's &, |, ^, ~, <<, >>) --------
@@ -502,7 +550,7 @@ WHERE = define_op(
     signature="where(condition: Tensor[bool], a: Tensor | number, b: Tensor | number) -> Tensor",
     meta=_where_meta, vjp=_reduce_broadcast(_where_vjp), structure=Structure.BROADCAST,
     anchor=anchors.kink("switches between a and b: the gradient of the unselected side is 0"),
-    saves=("inputs",), cost="cheap")
+    saves=("inputs",), cost="cheap", expr=scalar.where)
 
 # -- the public functions -------------------------------------------------------------------------
 neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, square, reciprocal = map(_unary_fn, (

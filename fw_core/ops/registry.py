@@ -21,7 +21,8 @@ def define_op(name: str, *, family: str, doc: str, signature: str,
               anchor: Anchor, saves: tuple[str, ...] = (), twice_differentiable: bool = True,
               float_result: bool = False, promotion: str = "none", effects: tuple[int, ...] = (),
               cost: str = "normal", reduction: Reduction | None = None,
-              batched_sum: Callable | None = None, builtin: bool = False) -> OpDef:
+              batched_sum: Callable | None = None, expr: Callable | None = None,
+              builtin: bool = False) -> OpDef:
     """Build an op contract (see :class:`~fw_core.records.OpDef` for the fields).
 
     Plugins return the result from ``fw_register_ops`` and call it with
@@ -39,7 +40,7 @@ def define_op(name: str, *, family: str, doc: str, signature: str,
                structure=structure, anchor=anchor, saves=frozenset(saves),
                twice_differentiable=twice_differentiable and vjp is not None,
                float_result=float_result, promotion=promotion, effects=frozenset(effects),
-               cost=cost, reduction=reduction, batched_sum=batched_sum)
+               cost=cost, reduction=reduction, batched_sum=batched_sum, expr=expr)
     if builtin:
         if name in BUILTIN:
             raise ValueError(f"op {name} is declared twice in fw_core")

@@ -20,7 +20,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import DTypeError
 from ..tensor import Tensor
-from . import anchors
+from . import anchors, scalar
 from .dispatch import apply, apply_binary, apply_unary
 from .elementwise import (
     _FLAT,
@@ -40,6 +40,11 @@ from .elementwise import (
 from .meta import located, promote, spec_of
 
 
+def _trunc(x):
+    """The formula of x rounded toward zero."""
+    return scalar.where(scalar.lt(x, 0.0), scalar.ceil(x), scalar.floor(x))
+
+
 def _near(value: float):
     """The region within 1e-6 of ``|x| = value``, where a gradient below explodes."""
     return lambda x: abs(abs(x) - value) <= 1e-6
@@ -48,7 +53,7 @@ def _near(value: float):
 TAN = _unary_op("tan", "Tangent.", lambda ctx, g: (g * (1 + square(ctx.out)),),
                 anchors.pole("poles at pi/2 + k pi, where tan and its gradient 1 + tan^2 "
                              "explode", region=lambda x: abs(math.cos(x)) <= 1e-6),
-                saves=("out",), float_result=True)
+                saves=("out",), float_result=True, expr=lambda x: scalar.sin(x) / scalar.cos(x))
 ASIN = _unary_op("asin", "Inverse sine, in [-pi/2, pi/2].",
                  lambda ctx, g: (g / sqrt(1 - square(ctx.inputs[0])),),
                  anchors.pole("the gradient 1/sqrt(1 - x^2) explodes at x = +-1; NaN outside "
@@ -82,19 +87,22 @@ ATANH = _unary_op("atanh", "Inverse hyperbolic tangent (|x| < 1).",
 LOG2 = _unary_op("log2", "Base-2 logarithm.",
                  lambda ctx, g: (g / (ctx.inputs[0] * math.log(2.0)),),
                  anchors.pole("-inf at 0 and the gradient 1/(x ln 2) explodes near 0; NaN for "
-                              "x < 0", region=lambda x: x <= 1e-12), float_result=True)
+                              "x < 0", region=lambda x: x <= 1e-12), float_result=True,
+                 expr=lambda x: scalar.log(x) * (1 / math.log(2.0)))
 LOG10 = _unary_op("log10", "Base-10 logarithm.",
                   lambda ctx, g: (g / (ctx.inputs[0] * math.log(10.0)),),
                   anchors.pole("-inf at 0 and the gradient 1/(x ln 10) explodes near 0; NaN "
-                               "for x < 0", region=lambda x: x <= 1e-12), float_result=True)
+                               "for x < 0", region=lambda x: x <= 1e-12), float_result=True,
+                  expr=lambda x: scalar.log(x) * (1 / math.log(10.0)))
 EXP2 = _unary_op("exp2", "2^x.", lambda ctx, g: (g * ctx.out * math.log(2.0),),
                  anchors.smooth("smooth, but the gradient grows like the output: 2^x overflows "
                                 "to inf from 128 in float32"), saves=("out",), float_result=True)
-TRUNC = _unary_op("trunc", "x rounded toward zero.", _zero_grad, _FLAT, saves=())
+TRUNC = _unary_op("trunc", "x rounded toward zero.", _zero_grad, _FLAT, saves=(), expr=_trunc)
 FRAC = _unary_op("frac", "x - trunc(x): the fractional part, with x's sign.",
                  lambda ctx, g: (g,),
                  anchors.kink("jumps by 1 at every non-zero integer; between jumps the "
-                              "gradient is 1", region=lambda x: x == round(x)), saves=())
+                              "gradient is 1", region=lambda x: x == round(x)), saves=(),
+                 expr=lambda x: x - _trunc(x))
 
 tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh = map(_unary_fn, (
     TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH))

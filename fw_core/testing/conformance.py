@@ -179,18 +179,49 @@ def check_meta(fw, case: OpCase, device: str, dtype: str) -> None:
     if result.op != case.op:
         return  # the call reduced to another op (e.g. a no-op returning its input)
     contract = fw.ops.get(case.op)
-    node_inputs, attrs = _last_call(fw, case, inputs)
-    if node_inputs is None:
+    event = _last_event(fw, case, inputs)
+    if event is None:
         return
-    spec = contract.meta(*(spec_of(t) for t in node_inputs), **attrs)
+    spec = contract.meta(*(spec_of(t) for t in event.inputs), **event.attrs)
     assert tuple(spec.shape) == tuple(result.shape), \
         f"{case.id}: meta shape {spec.shape} != kernel shape {tuple(result.shape)}"
     assert spec.dtype is result.dtype, \
         f"{case.id}: meta dtype {spec.dtype} != kernel dtype {result.dtype}"
 
 
-def _last_call(fw, case, inputs):
-    """The inputs and attributes the case's op was dispatched with (via an inspector)."""
+def has_formula(fw, case: OpCase) -> bool:
+    return fw.ops.get(case.op).expr is not None
+
+
+def check_formula(fw, case: OpCase, device: str, dtype: str) -> None:
+    """The op's formula (``OpDef.expr``), evaluated by NumPy on the arrays its kernel got,
+    equals the kernel's result: what fused loops compute on every device is what the unfused
+    kernel does."""
+    from fw_core.ops import promotion, scalar
+
+    inputs = to_fw(fw, draw(case, dtype), case.inputs, device)
+    event = _last_event(fw, case, inputs)
+    if event is None:
+        return
+    op = event.op
+    converted = promotion.kernel_dtypes(op, event.inputs) or [None] * len(event.inputs)
+    args = [v if not hasattr(v, "_data") else _host(v) if to is None else _host(v).astype(to)
+            for v, to in zip(event.inputs, converted)]
+    got = _host(event.output)
+    arrays = [a.dtype for a in args if isinstance(a, np.ndarray)]
+    expr = scalar.formula(op, event.attrs, len(args))
+    want = scalar.evaluate(expr, args, scalar.compute_dtype(arrays, got.dtype))
+    want = np.broadcast_to(want, got.shape).astype(got.dtype)
+    if got.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want, err_msg=case.id)
+    else:
+        atol, rtol = _tolerance(case, dtype)
+        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol, equal_nan=True,
+                                   err_msg=f"{case.id}: formula {expr}")
+
+
+def _last_event(fw, case, inputs):
+    """The last run of the case's op in ``case.fn`` on ``inputs`` (via an inspector), or None."""
     from fw_core.records import Inspector
 
     seen = []
@@ -198,10 +229,7 @@ def _last_call(fw, case, inputs):
     with fw.inspect.activated(inspector):
         case.fn(fw, *inputs)
     calls = [e for e in seen if e.op.name == case.op]
-    if not calls:
-        return None, None
-    event = calls[-1]
-    return event.inputs, event.attrs
+    return calls[-1] if calls else None
 
 
 def check_grad(fw, case: OpCase, device: str) -> None:

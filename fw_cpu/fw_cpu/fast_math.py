@@ -1,26 +1,26 @@
-"""Fast float32 erf, GELU, sigmoid and tanh on the CPU: one scalar formula, eager and fused.
+"""Fast float32 exp, erf, erfc and tanh on the CPU, for formulas computed in float64.
 
 ``scipy.special.erf`` on float32 and the libm ``erf``/``tanh`` that Numba calls per element cost
 15-30 ns an element (GELU over 512K floats took ~10 ms; PyTorch takes under 1 ms): a call per
 element keeps LLVM from vectorising the loop. Here each function is a branch-light float64
 formula made only of multiply-adds, comparisons and one division (polynomials fitted by
 Chebyshev interpolation against ``scipy.special`` in float64), so a Numba loop over float32
-data vectorises: the float32 result is the float64 value rounded once, within 1 ulp of the
+data vectorises: a float32 result is the float64 value rounded once, within 1 ulp of the
 exact result (relative error of the formulas below 3e-10; tests/fw_cpu/test_fast_math.py
 checks it densely, tails and special values included).
 
 ``exp`` is the only transcendental inside: ``exp(y) = E(y / 128) ** 128`` with a degree-12
 polynomial ``E`` on [-1, 1] (the power is 7 squarings; the error grows 128-fold to ~1e-11),
-valid for ``|y| <= 128``. GELU's ``Phi(x)`` takes ``erfc(s) = exp(-s*s) * erfcx(s)`` for
-``s >= 1``, so its lower tail ``x * Phi(x)`` stays accurate where ``1 + erf`` would cancel; erf
-itself only needs ``erfc`` to an absolute 1e-11 there, a plain polynomial (half the work).
+valid for ``|y| <= 128``. ``erfc(s) = exp(-s*s) * erfcx(s)`` for ``s >= 1``, so GELU's lower
+tail ``x * erfc(-x / sqrt 2) / 2`` stays accurate where ``1 + erf`` would cancel; erf itself
+only needs ``erfc`` to an absolute 1e-11 there, a plain polynomial (half the work).
 
-The formulas are source text, so the same text serves twice: the fused-loop generator inlines
-it (:func:`expression`; a generated module can only reach ``np`` and ``math``, hence lambdas
-rather than helper functions) and the eager kernels are Numba loops around it
-(:class:`Float32Kernels`). Fused loops also take ``exp`` from here (Numba calls libm's
-``expf`` per element: 3 ns, unvectorised) and ``tanh`` (libm's: 20 ns); eager ``exp`` and
-``tanh`` stay NumPy's, already SIMD (measured as fast as the Numba loop). float64
+The functions are source text for :mod:`fw_cpu.fusion.render`, which takes them for these
+primitives whenever it computes a float32 formula of :mod:`fw_core.ops.scalar` in float64 (a
+generated module can only reach ``np`` and ``math``, hence lambdas rather than helpers). So
+an op's contract formula serves twice: fused loops inline it, and for large float32 arrays the
+eager kernels of :data:`EAGER_OPS` are Numba loops around it (:class:`Float32Kernels`). Eager
+``exp`` and ``tanh`` stay NumPy's, already SIMD (measured as fast as the Numba loop); float64
 keeps ``scipy.special``/NumPy/libm, accurate to the last ulp; small float32 arrays keep the
 float32 SciPy formulas, where a Numba call would not pay.
 """
@@ -66,8 +66,6 @@ _ERFCX_4_11 = (0.07457369305533935, -0.03420819900626599, 0.015562516350835375,
 _TANH_SMALL = (0.9999999999734481, -0.3333333246526547, 0.13333286854637888, -0.05395887489387371,
                0.02177856612054234, -0.008402734115669875, 0.0023844502837524944)
 
-_INV_SQRT2 = 0.7071067811865476
-_GELU_TANH_SCALE = 2 * 0.7978845608028654  # 1 + tanh(v) = 2 sigmoid(2 v)
 
 
 def _poly(coeffs, arg: str) -> str:
@@ -86,14 +84,23 @@ def _poly(coeffs, arg: str) -> str:
     return f"(lambda t: {text})({arg})"
 
 
-def exp_text(y: str) -> str:
-    """e**y for float64 ``y`` with ``|y| <= 128`` (anything may come out beyond)."""
-    return f"({_poly(_EXP, f'({y}) * 0.0078125')}) ** 128"
+def exp_text(y: str, power: int = 128) -> str:
+    """e**y for float64 ``y`` with ``|y| <= power`` (a power of 2; anything may come out
+    beyond): ``E(y / power) ** power``, the error growing ``power``-fold."""
+    return f"({_poly(_EXP, f'({y}) * {1 / power!r}')}) ** {power}"
 
 
 def exp32_text(x: str) -> str:
     """e**x of float64 ``x`` for a float32 result (inf above 89, 0 below -104)."""
     return f"(lambda y: np.inf if y > 89.0 else (0.0 if y < -104.0 else {exp_text('y')}))({x})"
+
+
+def exp_wide_text(x: str) -> str:
+    """e**x of float64 ``x`` inside a formula rounded to float32: float64's value for
+    ``|x| <= 128`` (past float32's range, so ``1 / (1 + e**-x)`` keeps its subnormals), inf
+    above and 0 below (where the formulas of fw's ops round to float32 infinity or 0 anyway)."""
+    return (f"(lambda y: np.inf if y > 128.0 else (0.0 if y < -128.0 else "
+            f"{exp_text('y')}))({x})")
 
 
 def _erfc_tail(s: str) -> str:
@@ -110,17 +117,11 @@ def erf_text(x: str) -> str:
             f"np.copysign(1.0 - {erfc}, x))({x}, np.abs({x}))")
 
 
-def phi_text(x: str) -> str:
-    """The standard normal CDF of float64 ``x``: erfc(-x / sqrt 2) / 2, accurate in both tails."""
-    return (f"(lambda z, s: 0.5 - 0.5 * z * {_poly(_ERF_SMALL, 'z * z')} if s < 1.0 else "
-            f"(lambda h, z: h if z > 0.0 else 1.0 - h)(0.5 * {_erfc_tail('s')}, z))"
-            f"(({x}) * -{_INV_SQRT2!r}, np.abs({x}) * {_INV_SQRT2!r})")
-
-
-def sigmoid_text(x: str) -> str:
-    """1 / (1 + e**-x) of float64 ``x`` (0 below -120, where float32 underflows)."""
-    return (f"(lambda x: 0.0 if x < -120.0 else "
-            f"1.0 / (1.0 + {exp_text('-120.0 if x > 120.0 else -x')}))({x})")
+def erfc_text(x: str) -> str:
+    """erfc of float64 ``x`` to a relative 3e-10 where erfc is small (``x >= 1``: GELU's lower
+    tail ``x * erfc(-x / sqrt 2) / 2`` stays accurate where ``1 + erf`` would cancel)."""
+    return (f"(lambda x, s: 1.0 - x * {_poly(_ERF_SMALL, 'x * x')} if s < 1.0 else "
+            f"(lambda c, x: c if x > 0.0 else 2.0 - c)({_erfc_tail('s')}, x))({x}, np.abs({x}))")
 
 
 def tanh_text(x: str) -> str:
@@ -130,66 +131,56 @@ def tanh_text(x: str) -> str:
             f"({x}, np.abs({x}))")
 
 
-def gelu_text(x: str, approximate: str) -> str:
-    """x * Phi(x), or the tanh form written as x * sigmoid(2 v) (no cancellation for x < 0)."""
-    if approximate == "tanh":
-        return (f"(lambda x: x * "
-                f"{sigmoid_text(f'{_GELU_TANH_SCALE!r} * (x + 0.044715 * x * x * x)')})({x})")
-    return f"(lambda x: x * {phi_text('x')})({x})"
+#: primitive of :mod:`fw_core.ops.scalar` -> fn(float64 operand text) -> float64 text, for
+#: formulas computed in float64 and rounded to float32 (fw_cpu.fusion.render uses them)
+FLOAT64_TEXTS = {"exp": exp_wide_text, "erf": erf_text, "erfc": erfc_text, "tanh": tanh_text}
 
-
-#: op name -> fn(float64 argument text, attrs) -> float64 expression text
-_TEXTS = {
-    "exp": lambda x, attrs: exp32_text(x),
-    "erf": lambda x, attrs: erf_text(x),
-    "sigmoid": lambda x, attrs: sigmoid_text(x),
-    "tanh": lambda x, attrs: tanh_text(x),
-    "gelu": lambda x, attrs: gelu_text(x, attrs.get("approximate", "none")),
-}
-OPS = frozenset(_TEXTS)
-
-
-def expression(name: str, x: str, attrs) -> str:
-    """The float64 expression text computing op ``name`` (in :data:`OPS`) of float32 ``x``; the
-    caller rounds it to float32."""
-    return _TEXTS[name](f"np.float64({x})", attrs)
+#: the ops whose eager float32 kernels are Numba loops over their contract's formula
+EAGER_OPS = frozenset(["erf", "gelu", "sigmoid"])
 
 
 _LOOP = """
 @njit(cache=True, error_model="numpy", fastmath={{"contract"}}, nogil=True)
-def {name}(a, out):
+def loop(a, out):
     for i in range(a.size):
-        out[i] = np.float32({text})
+        x0 = a[i]
+{body}
+        out[i] = np.float32(v)
 """
 
 
 class Float32Kernels:
-    """Eager float32 kernels: one vectorised Numba loop per function, compiled on first use
-    (Numba is imported then, not with fw_cpu) and cached on disk with the fused kernels."""
+    """Eager float32 kernels: a vectorised Numba loop over an op's contract formula (the one the
+    fused loops inline), one per op and attributes, compiled on first use (Numba is imported
+    then, not with fw_cpu) and cached on disk with the fused kernels."""
 
-    _module = None
+    def __init__(self):
+        self._loops = {}
 
     @staticmethod
     def applies(x) -> bool:
         """Whether ``x`` is a float32 array large enough for the Numba loop to pay."""
         return x.dtype == np.float32 and x.size >= MIN_ELEMENTS
 
-    def __call__(self, name: str, x, approximate: str = "none"):
-        """Op ``name`` of float32 ``x``, a new float32 array of its shape."""
-        if name == "gelu" and approximate == "tanh":
-            name = "gelu_tanh"
+    def __call__(self, name: str, x, **attrs):
+        """Op ``name`` (in :data:`EAGER_OPS`) of float32 ``x`` with ``attrs``, a new float32
+        array of its shape."""
+        key = (name, tuple(sorted(attrs.items())))
+        loop = self._loops.get(key)
+        if loop is None:
+            loop = self._loops[key] = self._compile(name, attrs)
         out = np.empty(x.shape, np.float32)
-        getattr(self._loops(), name)(x.reshape(-1), out.reshape(-1))
+        loop(x.reshape(-1), out.reshape(-1))
         return out
 
-    @classmethod
-    def _loops(cls):
-        if cls._module is None:
-            from .fusion import loader
+    @staticmethod
+    def _compile(name: str, attrs: dict):
+        from fw_core.ops import registry, scalar
 
-            texts = {"gelu_tanh": gelu_text("x", "tanh"), "gelu": gelu_text("x", "none"),
-                     "erf": erf_text("x"), "sigmoid": sigmoid_text("x")}
-            body = "".join(_LOOP.format(name=name, text=f"(lambda x: {text})(np.float64(a[i]))")
-                           for name, text in texts.items())
-            cls._module = loader.load("import numpy as np\nfrom numba import njit\n" + body)
-        return cls._module
+        from .fusion import loader, render
+
+        expr = scalar.formula(registry.get(name), attrs, 1)
+        lines = render.statements(expr, ["x0"], np.dtype(np.float32), "v")
+        body = "\n".join(" " * 8 + line for line in lines)
+        source = "import math\n\nimport numpy as np\nfrom numba import njit\n"
+        return loader.load(source + _LOOP.format(body=body)).loop

@@ -19,6 +19,12 @@ def test_meta_rule_matches_kernel(case, device, dtype):
     cf.check_meta(fw, case, device, dtype)
 
 
+@pytest.mark.parametrize("case, device, dtype",
+                         cf.params([c for c in ALL if cf.has_formula(fw, c)], DEVICES))
+def test_formula_matches_kernel(case, device, dtype):
+    cf.check_formula(fw, case, device, dtype)
+
+
 @pytest.mark.parametrize("case", ALL, ids=lambda c: c.id)
 def test_forward_noncontiguous(case):
     cf.check_forward(fw, case, "cpu", case.dtypes[0], noncontiguous=True)

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
+from fw_core.ops import registry, scalar
 from fw_cpu import fast_math, plugin
-from fw_cpu.fusion import rules
+from fw_cpu.fusion import render, rules
 from tests.fw_core.compile.test_passes import Build
 from tests.fw_cpu.test_fusion import group_of
 
@@ -115,9 +116,12 @@ def test_fused_gelu_backward_matches_the_unfused_graph():
     np.testing.assert_allclose(got, b.graph.samples[out.index], rtol=1e-5, atol=1e-6)
 
 
-def test_expressions_are_plain_vectorisable_text():
-    """No libm call in the float32 formulas: only arithmetic, comparisons and np.abs/copysign."""
+def test_float32_formulas_render_as_plain_vectorisable_text():
+    """No libm call in these ops' float32 loops: only arithmetic, comparisons and
+    np.abs/copysign, computed in float64."""
     for name, attrs in OPS + [("exp", {})]:
-        text = fast_math.expression(name, "v0", attrs)
+        expr = scalar.formula(registry.get(name), attrs, 1)
+        text = "\n".join(render.statements(expr, ["x0"], np.dtype(np.float32), "v"))
+        assert "np.float64(x0)" in text, name
         for call in ("math.", "np.exp", "np.tanh", "np.log"):
             assert call not in text, (name, call)

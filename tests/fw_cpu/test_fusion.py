@@ -21,7 +21,8 @@ UNARY = [("neg", {}), ("abs", {}), ("sign", {}), ("exp", {}), ("log", {}), ("log
          ("logical_not", {}), ("clone", {}), ("gelu", {"approximate": "none"}),
          ("gelu", {"approximate": "tanh"}), ("softplus", {"beta": 2.0, "threshold": 5.0}),
          ("leaky_relu", {"negative_slope": 0.1}), ("elu", {"alpha": 1.5}),
-         ("hardtanh", {"min_val": -1.0, "max_val": 0.5}), ("clamp", {"min": -0.5, "max": None})]
+         ("hardtanh", {"min_val": -1.0, "max_val": 0.5}), ("clamp", {"min": -0.5, "max": None}),
+         ("tan", {}), ("log2", {}), ("log10", {}), ("trunc", {}), ("frac", {})]
 RULES = {rule.name: rule for rule in rules.rules()}
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt",
           "ge", "logical_and", "logical_or"]

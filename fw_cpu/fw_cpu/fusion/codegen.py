@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fw_core.compile.ir import Value
-from fw_core.compile.layout import pointwise_layout
+from fw_core.compile.layout import compute_dtype, pointwise_layout
 
-from . import expressions, loader
+from . import loader, render
 
 
 @dataclass
@@ -45,7 +45,7 @@ def generate(group):
 
 
 def _layout(group) -> _Layout | None:
-    common = pointwise_layout(group, expressions.supports, expressions.EXPRESSIONS)
+    common = pointwise_layout(group, render.supports)
     if common is None:
         return None
     # a dimension of size 1 in the iteration shape is 1 for every input: it needs no loop
@@ -107,11 +107,10 @@ def _loop_source(group, layout: _Layout, name: str, parallel: bool) -> str:
     for k in range(len(group.inputs)):
         lines.append(f"{pad}x{k} = in{k}[{_index(layout.full[k])}]")
     for n, node in enumerate(layout.body):
-        args = [names[v.index] if v.__class__ is Value else
-                expressions.literal(v, expressions.constructor(expressions.compute_dtype(node)))
+        ctor = render.constructor(compute_dtype(node))
+        args = [names[v.index] if v.__class__ is Value else render.literal(v, ctor)
                 for v in node.inputs]
-        ctor = expressions.constructor(node.out.dtype)
-        lines.append(f"{pad}v{n} = {ctor}({expressions.expression(node, args)})")
+        lines += [pad + line for line in render.node_statements(node, args, f"v{n}")]
         names[node.out.index] = f"v{n}"
         if node.out.index in outputs:
             lines.append(f"{pad}out{outputs[node.out.index]}[{_index([True] * count)}] = v{n}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from fw_core.compile import epilogue
 from fw_core.records import FusionRule, Structure
 
-from . import expressions
+from . import render
 
 _POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST])
 
@@ -22,8 +22,8 @@ def rules() -> list[FusionRule]:
     return [
         FusionRule(name="cpu.numba_pointwise", device="cpu",
                    structures=_POINTWISE | {Structure.REDUCTION},
-                   generate=_generate_pointwise, supports=expressions.supports),
-        epilogue.rule("cpu.blas_epilogue", "cpu", _generate_pointwise, expressions.supports),
+                   generate=_generate_pointwise, supports=render.supports),
+        epilogue.rule("cpu.blas_epilogue", "cpu", _generate_pointwise, render.supports),
     ]
 
 

@@ -46,7 +46,7 @@ def kernels(xp, special) -> dict:
 
     def gelu(x, approximate):
         if fast is not None and fast.applies(x):
-            return fast("gelu", x, approximate)
+            return fast("gelu", x, approximate=approximate)
         if approximate == "tanh":
             inner = (x + 0.044715 * x * x * x) * math.sqrt(2 / math.pi)
             return (0.5 * x * (1 + xp.tanh(inner))).astype(x.dtype, copy=False)

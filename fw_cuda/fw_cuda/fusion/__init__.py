@@ -1,9 +1,10 @@
 """CUDA fusion: CUDA C kernels for the groups fw_core's fusion pass forms, as ``RULES``.
 
 fw_core forms the groups (``fw_core/compile/passes/fuse.py``); this package only writes their
-code: :mod:`.expressions` (each op as a C expression; C types; float16 as ``__half``, computed
-in float and rounded per node), :mod:`.codegen` (the source of a pointwise group, optionally
-closed by a sum / mean / sum_to, and :class:`CudaKernel`, which launches it), :mod:`.rules`
+code: :mod:`.render` (an op's formula as C statements; C types; float16 as ``__half``,
+computed in float and rounded per node), :mod:`.codegen` (the source of a pointwise group,
+optionally closed by a sum / mean / sum_to, and :class:`CudaKernel`, which launches it),
+:mod:`.rules`
 (``cuda.cublas_epilogue`` for a contraction + epilogue, ``cuda.rawkernel_pointwise``).
 A group's elementwise nodes share one *iteration shape*; each input may broadcast to it (which
 dimensions it spans is part of ``Group.signature()``, sizes are not), so one kernel serves
@@ -20,7 +21,7 @@ NVRTC on first launch and caches the binary on disk itself.
 """
 
 from .codegen import NAME, CudaKernel, generate, source
-from .expressions import literal, supports
+from .render import literal, supports
 from .rules import RULES
 
 __all__ = ["NAME", "RULES", "CudaKernel", "generate", "literal", "source", "supports"]

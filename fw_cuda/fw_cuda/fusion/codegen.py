@@ -7,7 +7,7 @@
   atomics); the total is rounded once to the output dtype (float16 included).
 
 Every node's result is rounded to its value's dtype, as the unfused kernels do (see
-:mod:`.expressions` for float16). :class:`CudaKernel` imports CuPy, and compiles the source
+:mod:`.render` for float16). :class:`CudaKernel` imports CuPy, and compiles the source
 with NVRTC as a ``cupy.RawKernel``, on its first call only.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 from fw_core.compile.ir import Group, Value
 from fw_core.compile.layout import PointwiseLayout, pointwise_layout
 
-from . import expressions as ex
+from . import render as ex
 
 NAME = "fw_fused"
 BLOCK = 256  # threads per block (power of two: the reduction tree halves it)
@@ -46,7 +46,7 @@ def _split(var: str, dims, pad: str) -> list[str]:
 
 
 def _layout(group: Group) -> PointwiseLayout | None:
-    return pointwise_layout(group, ex.supports, ex.EXPRESSIONS)
+    return pointwise_layout(group, ex.supports)
 
 
 def _body(group: Group, plan: PointwiseLayout, pad: str, flat: str) -> tuple[list[str], dict]:
@@ -62,9 +62,8 @@ def _body(group: Group, plan: PointwiseLayout, pad: str, flat: str) -> tuple[lis
     outputs = {v.index: m for m, v in enumerate(group.outputs)}
     for n, node in enumerate(plan.body):
         args = [names[v.index] if v.__class__ is Value else None for v in node.inputs]
+        lines += [pad + line for line in ex.node_statements(node, args, f"v{n}")]
         dtype = node.out.dtype
-        value = ex.rounded(ex.expression(node, args), dtype, ex.expression_ctype(node))
-        lines.append(f"{pad}const {ex.value_ctype(dtype)} v{n} = {value};")
         names[node.out.index] = f"v{n}"
         if node.out.index in outputs:
             lines.append(f"{pad}out{outputs[node.out.index]}[{flat or _horner(full)}] = "

@@ -15,14 +15,14 @@ from __future__ import annotations
 from fw_core.compile import epilogue
 from fw_core.records import FusionRule, Structure
 
-from . import codegen, expressions
+from . import codegen, render
 
 _POINTWISE = frozenset([Structure.ELEMENTWISE, Structure.BROADCAST])
 
 POINTWISE = FusionRule(name="cuda.rawkernel_pointwise", device="cuda",
                        structures=_POINTWISE | {Structure.REDUCTION}, generate=codegen.generate,
-                       supports=expressions.supports)
-EPILOGUE = epilogue.rule("cuda.cublas_epilogue", "cuda", codegen.generate, expressions.supports)
+                       supports=render.supports)
+EPILOGUE = epilogue.rule("cuda.cublas_epilogue", "cuda", codegen.generate, render.supports)
 
 #: what fw_cuda registers through ``fw_register_fusion_rules``
 RULES = [EPILOGUE, POINTWISE]
