@@ -1,13 +1,15 @@
 """Op contracts by family, the registry, and the eager dispatch path.
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
-Families: creation, elementwise (with transcendental, its further functions), broadcast,
-reduction, shape, indexing (with selection, index_update), diagonals, windows, sorting, scans,
-linalg (with linalg_composed), counting, conv, pooling, resample, nn, attention, rnn, loss, optim.
+Families: creation, elementwise (with transcendental, its further functions, and bitwise),
+broadcast, reduction, shape, indexing (with selection, index_update), diagonals, windows,
+sorting, scans, linalg (with linalg_composed), counting, conv, pooling, resample, nn, attention,
+rnn, loss, optim.
 """
 
 from . import (
     attention,
+    bitwise,
     broadcast,
     composed,
     conv,
@@ -38,10 +40,10 @@ from . import (
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
-FAMILIES = (creation, elementwise, transcendental, broadcast, reduction, shape, indexing, linalg,
-            conv, pooling, resample, nn, attention, rnn, loss, optim, composed, sorting, scans,
-            unique, selection, index_update, diagonals, windows, sampling, counting,
-            linalg_composed)
+FAMILIES = (creation, elementwise, transcendental, bitwise, broadcast, reduction, shape,
+            indexing, linalg, conv, pooling, resample, nn, attention, rnn, loss, optim, composed,
+            sorting, scans, unique, selection, index_update, diagonals, windows, sampling,
+            counting, linalg_composed)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

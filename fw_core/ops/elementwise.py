@@ -1,20 +1,20 @@
 """Elementwise ops: one output element from the matching element of each (broadcast) input.
 
-The helpers give every op of the family the same meta rule (broadcast + promote), the same
-Jacobian structure (diagonal) and, for binary ops, the reduction of broadcast gradients.
+Every op of the family has the same meta rule (broadcast + promote), the same Jacobian
+structure (diagonal) and, for binary ops, the reduction of broadcast gradients
+(:mod:`._elementwise_support`); elementwise ops have a formula (``expr``), so they fuse. The
+bitwise ops live in :mod:`.bitwise` and are bound as Tensor operators here.
 """
 
 from __future__ import annotations
 
 __all__ = ["abs", "add", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
            "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "cos", "digamma", "div", "elu",
-           "eq", "erf", "exp", "expm1",
-           "floor", "floor_divide", "ge", "gelu", "gt", "hardtanh", "isinf", "isnan", "le",
-           "leaky_relu", "lgamma", "log", "log1p", "logical_and", "logical_not", "logical_or",
-           "lt", "maximum", "minimum", "mish", "mul", "ne", "neg", "polygamma", "pow",
-           "reciprocal", "relu",
-           "remainder", "round", "rsqrt", "sigmoid", "sign", "silu", "sin", "softplus", "sqrt",
-           "square", "sub", "tanh", "where"]
+           "eq", "erf", "exp", "expm1", "floor", "floor_divide", "ge", "gelu", "gt", "hardtanh",
+           "isinf", "isnan", "le", "leaky_relu", "lgamma", "log", "log1p", "logical_and",
+           "logical_not", "logical_or", "lt", "maximum", "minimum", "mish", "mul", "ne", "neg",
+           "polygamma", "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid",
+           "sign", "silu", "sin", "softplus", "sqrt", "square", "sub", "tanh", "where"]
 
 import math
 
@@ -22,88 +22,30 @@ from .. import dtypes as _dt
 from ..errors import ArgumentTypeError, DTypeError, FwError, InvalidArgumentError
 from ..records import Structure, TensorSpec
 from . import anchors, scalar
-from .broadcast import sum_to
-from .dispatch import apply, apply_binary, apply_unary
-from .meta import argument_error, broadcast_shapes, located, promote, spec_of
+from ._elementwise_support import (
+    _FLAT,
+    _binary_fn,
+    _binary_op,
+    _reduce_broadcast,
+    _unary_fn,
+    _unary_op,
+    _zero_grad,
+)
+from .bitwise import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
+from .dispatch import apply
+from .meta import argument_error, broadcast_shapes, located, promote
 from .registry import define_op
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-# -- the family helpers ---------------------------------------------------------------------------
-def _unary_meta(float_result=False, result=None):
-    def meta(x, **attrs):
-        if result is not None:
-            return TensorSpec(tuple(x.shape), result)
-        dtype = x.dtype
-        if float_result and not dtype.is_floating_point:
-            dtype = _dt.default_float
-        return TensorSpec(tuple(x.shape), dtype)
-
-    return meta
-
-
-def _nary_meta(float_result=False, result=None):
-    def meta(*inputs):
-        shapes = [tuple(i.shape) for i in inputs if isinstance(i, TensorSpec)]
-        shape = broadcast_shapes(*shapes)
-        dtype = result or promote(*inputs, float_result=float_result)
-        return TensorSpec(shape, dtype)
-
-    return meta
-
-
-def _unary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False, attrs="",
-              differentiable=True, result=None, cost="normal", expr=None):
-    return define_op(
-        name, family="elementwise", builtin=True, doc=doc,
-        signature=f"{name}(x: Tensor{attrs}) -> Tensor",
-        meta=_unary_meta(float_result, result), vjp=vjp if differentiable else None,
-        structure=Structure.ELEMENTWISE, anchor=anchor, saves=saves, float_result=float_result,
-        cost=cost, expr=expr)
-
-
-def _reduce_broadcast(raw_vjp):
-    """Wrap a binary VJP so each gradient is summed back to its input's shape."""
-
-    def vjp(ctx, g):
-        return tuple(None if gi is None or nxt is None else sum_to(gi, shape)
-                     for gi, nxt, shape in zip(raw_vjp(ctx, g), ctx.next, ctx.input_shapes))
-
-    return vjp
-
-
-def _binary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False,
-               differentiable=True, result=None, cost="normal", expr=None):
-    """A binary op's contract; its function calls it through ``apply_binary``."""
-    return define_op(
-        name, family="elementwise", builtin=True, doc=doc,
-        signature=f"{name}(a: Tensor | number, b: Tensor | number) -> Tensor",
-        meta=_nary_meta(float_result, result),
-        vjp=_reduce_broadcast(vjp) if differentiable else None,
-        structure=Structure.BROADCAST, anchor=anchor, saves=saves, float_result=float_result,
-        promotion="binary", cost=cost, expr=expr)
-
-
-def _unary_fn(op):
-    def fn(x):
-        return apply_unary(op, x)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"{op.doc}\n\nContract: ``fw.ops.get({op.name!r})``."
-    return fn
-
-
-def _binary_fn(op):
-    def fn(a, b):
-        return apply_binary(op, a, b)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"{op.doc} Broadcasts; Python scalars keep the tensor's dtype.\n\n" \
-                 f"Contract: ``fw.ops.get({op.name!r})``."
-    return fn
 
 
 # -- formulas several ops share (see fw_core.ops.scalar) ------------------------------------------
@@ -135,13 +77,6 @@ def _clamp_formula(x, min, max):
         x = scalar.maximum(x, min)
     return x if max is None else scalar.minimum(x, max)
 
-
-def _zero_grad(ctx, g):
-    return (g * 0,)
-
-
-_FLAT = anchors.flat("piecewise constant: the gradient is 0 wherever it is defined, so nothing "
-                     "upstream learns through it")
 
 # -- unary ----------------------------------------------------------------------------------------
 NEG = _unary_op("neg", "-x.", lambda ctx, g: (-g,), anchors.smooth(), saves=(), cost="cheap",
@@ -448,84 +383,6 @@ LOGICAL_AND = _binary_op("logical_and", "a and b (nonzero is True).", None, _FLA
                          differentiable=False, result=_dt.bool_, expr=scalar.logical_and)
 LOGICAL_OR = _binary_op("logical_or", "a or b (nonzero is True).", None, _FLAT, saves=(),
                         differentiable=False, result=_dt.bool_, expr=scalar.logical_or)
-
-
-# -- bitwise ops: integers bit by bit, bools as truth values (PyTorch's &, |, ^, ~, <<, >>) --------
-def _integral(op_name: str, bools: bool):
-    """``check(*operands)``: DTypeError unless the operands (tensors, their specs, Python
-    scalars) promote to an integer dtype (or bool, when ``bools``), as PyTorch decides: what
-    the meta rule and the public function both check, so eager calls refuse floats too."""
-    allowed = (_dt.INTEGER, _dt.BOOL) if bools else (_dt.INTEGER,)
-
-    def check(*operands) -> None:
-        dtype = _promoted(operands)
-        if dtype.category not in allowed:
-            kinds = "integer or bool" if bools else "integer"
-            raise DTypeError(f"{op_name} takes {kinds} tensors, got {dtype.name}", op=op_name,
-                             hint="convert first, e.g. x.long(); for a float mask use "
-                             "logical_and / logical_or / logical_not")
-
-    return check
-
-
-def _promoted(operands) -> _dt.DType:
-    return promote(*(spec_of(o) for o in operands))
-
-
-def _bitwise_op(name, doc, bools=True, arity=2):
-    check = _integral(name, bools)
-    meta = _unary_meta() if arity == 1 else _nary_meta()
-
-    def checked_meta(*inputs, **attrs):
-        check(*inputs)
-        return meta(*inputs, **attrs)
-
-    signature = f"{name}(x: Tensor[integer | bool]) -> Tensor" if arity == 1 else \
-        f"{name}(a: Tensor | int, b: Tensor | int) -> Tensor"
-    op = define_op(name, family="elementwise", builtin=True, doc=doc, signature=signature,
-                   meta=checked_meta, vjp=None, anchor=_FLAT,
-                   structure=Structure.ELEMENTWISE if arity == 1 else Structure.BROADCAST,
-                   promotion="none" if arity == 1 else "binary")
-    return op, check
-
-
-BITWISE_AND, _and_check = _bitwise_op("bitwise_and", "a & b bit by bit (bools: a and b).")
-BITWISE_OR, _or_check = _bitwise_op("bitwise_or", "a | b bit by bit (bools: a or b).")
-BITWISE_XOR, _xor_check = _bitwise_op("bitwise_xor", "a ^ b bit by bit (bools: a != b).")
-BITWISE_NOT, _not_check = _bitwise_op("bitwise_not", "~x: every bit flipped (bools: not x).",
-                                      arity=1)
-BITWISE_LEFT_SHIFT, _left_check = _bitwise_op(
-    "bitwise_left_shift", "a << b: a's bits moved b places up (b in [0, bit width)).",
-    bools=False)
-BITWISE_RIGHT_SHIFT, _right_check = _bitwise_op(
-    "bitwise_right_shift", "a >> b: a's bits moved b places down, the sign kept (arithmetic).",
-    bools=False)
-
-
-def _bitwise_fn(op, check):
-    def fn(a, b):
-        check(a, b)
-        return apply_binary(op, a, b)
-
-    fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = f"{op.doc} Broadcasts; DTypeError for floating-point operands.\n\n" \
-                 f"Contract: ``fw.ops.get({op.name!r})``."
-    return fn
-
-
-bitwise_and, bitwise_or, bitwise_xor, bitwise_left_shift, bitwise_right_shift = (
-    _bitwise_fn(op, check) for op, check in (
-        (BITWISE_AND, _and_check), (BITWISE_OR, _or_check), (BITWISE_XOR, _xor_check),
-        (BITWISE_LEFT_SHIFT, _left_check), (BITWISE_RIGHT_SHIFT, _right_check)))
-
-
-def bitwise_not(x):
-    """~x: every bit of an integer tensor flipped; a bool tensor negated. DTypeError for
-    floating point.
-
-    Contract: ``fw.ops.get('bitwise_not')``."""
-    _not_check(x)
-    return apply_unary(BITWISE_NOT, x)
 
 
 def _where_meta(condition, a, b):

@@ -21,14 +21,9 @@ from .. import dtypes as _dt
 from ..errors import DTypeError
 from ..tensor import Tensor
 from . import anchors, scalar
+from ._elementwise_support import _FLAT, _binary_fn, _binary_op, _unary_fn, _unary_op, _zero_grad
 from .dispatch import apply, apply_binary, apply_unary
 from .elementwise import (
-    _FLAT,
-    _binary_fn,
-    _binary_op,
-    _unary_fn,
-    _unary_op,
-    _zero_grad,
     isinf,
     isnan,
     logical_or,
