@@ -122,14 +122,14 @@ SIN = _unary_op("sin", "Sine.", lambda ctx, g: (g * cos(ctx.inputs[0]),), anchor
                 float_result=True, expr=scalar.sin)
 COS = _unary_op("cos", "Cosine.", lambda ctx, g: (-g * sin(ctx.inputs[0]),), anchors.smooth(),
                 float_result=True, expr=scalar.cos)
-_SATURATES = "saturates: for |x| > ~4 the gradient is nearly 0 and the unit stops learning"
+_SATURATES = "saturates: for |x| > ~{} the gradient is under 3% of its peak and the unit stops " \
+    "learning"
 TANH = _unary_op("tanh", "Hyperbolic tangent.", lambda ctx, g: (g * (1 - ctx.out * ctx.out),),
-                 anchors.saturation(_SATURATES, region=lambda x: abs(x) > 3),
+                 anchors.saturation(_SATURATES.format(3), region=lambda x: abs(x) > 3),
                  saves=("out",), float_result=True, expr=scalar.tanh)
 SIGMOID = _unary_op("sigmoid", "1 / (1 + e^-x).",
                     lambda ctx, g: (g * ctx.out * (1 - ctx.out),),
-                    anchors.saturation(_SATURATES.replace("4", "6"),
-                                       region=lambda x: abs(x) > 5),
+                    anchors.saturation(_SATURATES.format(5), region=lambda x: abs(x) > 5),
                     saves=("out",), float_result=True, expr=_sigmoid)
 ERF = _unary_op("erf", "The error function, 2/sqrt(pi) * integral of e^(-t^2) from 0 to x.",
                 lambda ctx, g: (g * exp(-square(ctx.inputs[0])) * (2 / math.sqrt(math.pi)),),
