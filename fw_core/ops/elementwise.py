@@ -207,7 +207,8 @@ LEAKY_RELU = _unary_op("leaky_relu", "x for x > 0, negative_slope * x otherwise.
                        anchors.kink("corner at 0; below 0 the gradient is only negative_slope",
                                     region=lambda x: x <= 0),
                        attrs=", negative_slope: float = 0.01", cost="cheap",
-    expr=lambda x, negative_slope: scalar.where(scalar.gt(x, 0.0), x, x * negative_slope))
+                       expr=lambda x, negative_slope:
+                       scalar.where(scalar.gt(x, 0.0), x, x * negative_slope))
 
 
 def _elu_vjp(ctx, g):
@@ -248,7 +249,7 @@ def _hardtanh_vjp(ctx, g):
 HARDTANH = _unary_op("hardtanh", "x clipped to [min_val, max_val].", _hardtanh_vjp,
                      anchors.saturation("outside [min_val, max_val] the gradient is exactly 0"),
                      attrs=", min_val: float = -1, max_val: float = 1", cost="cheap",
-    expr=lambda x, min_val, max_val: scalar.minimum(scalar.maximum(x, min_val), max_val))
+                     expr=lambda x, min_val, max_val: _clamp_formula(x, min_val, max_val))
 
 
 def _clamp_vjp(ctx, g):
