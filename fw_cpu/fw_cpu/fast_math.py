@@ -19,7 +19,7 @@ The functions are source text for :mod:`fw_cpu.fusion.render`, which takes them 
 primitives whenever it computes a float32 formula of :mod:`fw_core.ops.scalar` in float64 (a
 generated module can only reach ``np`` and ``math``, hence lambdas rather than helpers). So
 an op's contract formula serves twice: fused loops inline it, and for large float32 arrays the
-eager kernels of :data:`EAGER_OPS` are Numba loops around it (:class:`Float32Kernels`). Eager
+eager gelu, sigmoid and erf kernels are Numba loops around it (:class:`Float32Kernels`). Eager
 ``exp`` and ``tanh`` stay NumPy's, already SIMD (measured as fast as the Numba loop); float64
 keeps ``scipy.special``/NumPy/libm, accurate to the last ulp; small float32 arrays keep the
 float32 SciPy formulas, where a Numba call would not pay.
@@ -65,7 +65,6 @@ _ERFCX_4_11 = (0.07457369305533935, -0.03420819900626599, 0.015562516350835375,
 # tanh(x) / x in u = x*x on [0, 0.3025] (|x| < 0.55)
 _TANH_SMALL = (0.9999999999734481, -0.3333333246526547, 0.13333286854637888, -0.05395887489387371,
                0.02177856612054234, -0.008402734115669875, 0.0023844502837524944)
-
 
 
 def _poly(coeffs, arg: str) -> str:
@@ -135,10 +134,6 @@ def tanh_text(x: str) -> str:
 #: formulas computed in float64 and rounded to float32 (fw_cpu.fusion.render uses them)
 FLOAT64_TEXTS = {"exp": exp_wide_text, "erf": erf_text, "erfc": erfc_text, "tanh": tanh_text}
 
-#: the ops whose eager float32 kernels are Numba loops over their contract's formula
-EAGER_OPS = frozenset(["erf", "gelu", "sigmoid"])
-
-
 _LOOP = """
 @njit(cache=True, error_model="numpy", fastmath={{"contract"}}, nogil=True)
 def loop(a, out):
@@ -163,7 +158,7 @@ class Float32Kernels:
         return x.dtype == np.float32 and x.size >= MIN_ELEMENTS
 
     def __call__(self, name: str, x, **attrs):
-        """Op ``name`` (in :data:`EAGER_OPS`) of float32 ``x`` with ``attrs``, a new float32
+        """Op ``name`` (an op with a formula) of float32 ``x`` with ``attrs``, a new float32
         array of its shape."""
         key = (name, tuple(sorted(attrs.items())))
         loop = self._loops.get(key)

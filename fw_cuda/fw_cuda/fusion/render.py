@@ -91,10 +91,10 @@ def _math(name: str, c_type: str) -> str:
 _FLOATS = ("float", "double")
 
 #: primitive -> C template over operand texts {0}, {1}, {2}; {one}, {zero}, {minus_one}, {inf}
-#: are literals of the compute type and {m_<name>} its math functions (expf or exp)
+#: are literals of the compute type
 _TEMPLATES = {
     "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
-    "neg": "(-{0})", "pow": "{m_pow}({0}, {1})",
+    "neg": "(-{0})",
     "maximum": "(({0} > {1} || {0} != {0}) ? {0} : {1})",  # NaN-propagating, like np.maximum
     "minimum": "(({0} < {1} || {0} != {0}) ? {0} : {1})",
     "abs": "(({0}) < {zero} ? -({0}) : ({0}))",
@@ -104,10 +104,18 @@ _TEMPLATES = {
     "gt": "({0} > {1})", "ge": "({0} >= {1})",
     "logical_and": "(({0} != 0) && ({1} != 0))", "logical_or": "(({0} != 0) || ({1} != 0))",
     "logical_not": "(!{0})", "isnan": "({0} != {0})", "isinf": "({0} == {inf} || {0} == -{inf})",
-    **{name: f"{{m_{name}}}({{0}})" for name in ("floor", "ceil", "sqrt", "exp", "log", "log1p",
-                                                 "expm1", "tanh", "sin", "cos", "erf", "erfc")},
 }
-_FLOAT_TEMPLATES = {"abs": "{m_fabs}({0})"}  # fabs keeps -0.0 -> 0.0 and NaN's payload
+#: primitives that are C math functions of the same name (``expf`` for float); on floats, abs
+#: is ``fabs`` (-0.0 -> 0.0, NaN's payload kept)
+_CALLS = frozenset(["floor", "ceil", "sqrt", "exp", "log", "log1p", "expm1", "tanh", "sin",
+                    "cos", "erf", "erfc", "pow"])
+
+
+def _body(op: str, texts: list[str], t: str, constants: dict) -> str:
+    """The C expression of primitive ``op`` on operand texts, computed in C type ``t``."""
+    if op in _CALLS or op == "abs" and t in _FLOATS:
+        return f"{_math('fabs' if op == 'abs' else op, t)}({', '.join(texts)})"
+    return _TEMPLATES[op].format(*texts, **constants)
 
 
 def statements(expr: scalar.Expr, args: list[tuple[str, str]], t: str,
@@ -117,9 +125,6 @@ def statements(expr: scalar.Expr, args: list[tuple[str, str]], t: str,
     rounded to the result dtype). Temporaries are ``name_k``."""
     constants = {"one": literal(1, t), "zero": literal(0, t), "minus_one": literal(-1, t),
                  "inf": literal(math.inf, t) if t in _FLOATS else ""}
-    functions = {f"m_{n}": _math(n, t) for n in ("pow", "fabs", "floor", "ceil", "sqrt", "exp",
-                                                  "log", "log1p", "expm1", "tanh", "sin", "cos",
-                                                  "erf", "erfc")}
     typed: dict[scalar.Expr, tuple[str, str]] = {}
 
     def operand(e: scalar.Expr) -> tuple[str, str]:
@@ -131,12 +136,10 @@ def statements(expr: scalar.Expr, args: list[tuple[str, str]], t: str,
 
     lines = []
     for k, e in enumerate(scalar.schedule(expr)):
-        texts = [operand(a)[0] for a in e.args]
-        template = (_FLOAT_TEMPLATES if t in _FLOATS else {}).get(e.op, _TEMPLATES[e.op])
         c_type = "bool" if scalar.boolean(e) else t
         typed[e] = (name if e is expr else f"{name}_{k}", c_type)
-        lines.append(f"const {c_type} {typed[e][0]} = "
-                     f"{template.format(*texts, **constants, **functions)};")
+        body = _body(e.op, [operand(a)[0] for a in e.args], t, constants)
+        lines.append(f"const {c_type} {typed[e][0]} = {body};")
     if expr in typed:
         return lines, typed[expr][1]
     text, c_type = operand(expr)
