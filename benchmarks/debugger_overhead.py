@@ -56,7 +56,7 @@ def _without_debugger():
              and p.name not in ("fw_debugger", "fw_core")]
     fw.plugins.use(names)
     try:
-        if "fw_debugger.anomaly" in fw.inspect.registered():
+        if "fw_debugger.anomaly" in fw.inspectors.registered():
             raise RuntimeError("fw_debugger is still loaded")
         yield
     finally:
@@ -130,7 +130,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.steps, args.warmup = 1, 1, 1
-    if "fw_debugger.anomaly" not in fw.inspect.registered():
+    if "fw_debugger.anomaly" not in fw.inspectors.registered():
         raise SystemExit("fw_debugger is not loaded: pip install -e ./fw_debugger, and check "
                          "FW_PLUGINS / FW_DISABLE_PLUGINS")
     results = {}

@@ -7,7 +7,7 @@ Without ``--weights`` the workload starts from its PyTorch-initialised weights (
 without ``--out`` the phases are printed as run.py's markdown table.
 
 1. One training step (forward, then backward) of the workload in fw eager, with fw_onednn
-   loaded, is recorded through an inspector (``fw.inspect``): every call of a product or
+   loaded, is recorded through an inspector (``fw.inspectors``): every call of a product or
    convolution op (:data:`OPS`) with its raw arrays (shapes and strides, views included) and
    attributes. Identical calls are one phase, counted once per step.
 2. For each phase, in alternating rounds: fw's cpu kernel for the op (``fw.ops.kernel(op,
@@ -113,7 +113,7 @@ def record_step(name: str, weights: dict) -> list[dict]:
         workload.loss(lib, model(x), y).backward()
     found.clear()
     model.zero_grad()
-    with fw.inspect.activated(inspector):
+    with fw.inspectors.activated(inspector):
         loss = workload.loss(lib, model(x), y)
         phase[0] = "backward"
         loss.backward()

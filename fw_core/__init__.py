@@ -6,7 +6,7 @@ in their own modules (see DESIGN.md).
 
 __version__ = "0.1.0"
 
-from . import dtypes, errors, inspect, plugins, random  # noqa: E402
+from . import dtypes, errors, inspectors, plugins, random  # noqa: E402
 from .hookspecs import hookimpl, hookspec  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,

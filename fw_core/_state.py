@@ -1,11 +1,11 @@
 """The switches read on the per-op path, one copy per thread: ``state.<name>`` reads only.
 
 What changes what an op does — grad mode, the module path being run, the active inspectors,
-a running trace — belongs to the thread that set it, as PyTorch keeps grad mode per thread:
+a running recorder — belongs to the thread that set it, as PyTorch keeps grad mode per thread:
 two threads training two models, or one evaluating under ``no_grad`` while another trains,
 never see each other's settings. ``state`` is a :class:`threading.local`, so every
 ``from .._state import state`` reads and writes the calling thread's copy. A thread starts with
-grad on, outside any module, no trace and the inspectors that are on from the start
+grad on, outside any module, no recorder and the inspectors that are on from the start
 (``Inspector.active``); DataLoader worker threads then take their creator's grad mode.
 
 A read costs ~35 ns against ~5 ns for a plain object's slot (CPython 3.11); the dispatcher
@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 
 #: the inspectors a thread has on when it starts: those registered with ``active=True`` at
-#: the last plugin load (set by :func:`fw_core.inspect._reset`)
+#: the last plugin load (set by :func:`fw_core.inspectors._reset`)
 initial_inspectors: tuple = ()
 
 
@@ -32,10 +32,15 @@ class _State(threading.local):
         self.module_path = ""
         #: the inspectors called on this thread's ops
         self.inspectors: tuple = initial_inspectors
-        #: the compile Tracer recording this thread's run, or None (it also sets ``inspecting``)
-        self.tracer = None
-        #: True while an inspector is active or a trace runs: the only such cost per op
-        self.inspecting = bool(self.inspectors)
+        #: the recorder capturing this thread's run (fw.compile's tracer), or None; see
+        #: :mod:`fw_core.capture`
+        self.recorder = None
+        #: True while an inspector is active or a recorder runs: the only such cost per op
+        self.observed = bool(self.inspectors)
+        #: inside a backward pass (its gradient rules and gradient sums run as ops)
+        self.in_backward = False
+        #: the autograd node whose gradient rule is running, or None
+        self.vjp_node = None
 
 
 state = _State()

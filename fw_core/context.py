@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict
 
-from . import inspect, scheduler
+from . import inspectors, scheduler
 from .errors import ArgumentError
 
 #: preset -> scheduler knobs (see fw_core.scheduler.Knobs) plus the inspector it switches on
@@ -69,8 +69,8 @@ class context(contextlib.ContextDecorator):
         previous = scheduler.knobs()
         scheduler.configure(**preset, name=self.name)
         switched_on = None
-        if wanted and wanted in inspect.registered() and wanted not in inspect.active():
-            inspect.activate(wanted)
+        if wanted and wanted in inspectors.registered() and wanted not in inspectors.active():
+            inspectors.activate(wanted)
             switched_on = wanted
         self._saved.append((previous, switched_on))
         return self
@@ -78,7 +78,7 @@ class context(contextlib.ContextDecorator):
     def __exit__(self, *exc_info) -> bool:
         previous, switched_on = self._saved.pop()
         if switched_on is not None:
-            inspect.deactivate(switched_on)
+            inspectors.deactivate(switched_on)
         scheduler.configure(**asdict(previous))
         return False
 

@@ -90,7 +90,7 @@ def fw_register_memory_policies() -> Iterable[MemoryPolicy]:
 def fw_register_inspectors() -> Iterable[Inspector]:
     """Register inspectors: observers of op runs and backward passes.
 
-    Inspectors cost nothing until activated (``fw.inspect.activate(name)``); while any is
+    Inspectors cost nothing until activated (``fw.inspectors.activate(name)``); while any is
     active, every op calls its ``on_op`` with an :class:`~fw_core.records.OpEvent`.
     """
 

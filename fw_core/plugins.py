@@ -591,7 +591,7 @@ def _freeze(records, infos) -> None:
 
     _tables.fusion_rules = {}
     _tables.memory_policies = {}
-    inspectors: dict[str, Inspector] = {}
+    found_inspectors: dict[str, Inspector] = {}
     for name, info_ in infos.items():
         info_.notes = [*_import_notes(info_), *settled.notes.get(name, ())]
     for name, mine in settled.records.items():
@@ -600,7 +600,7 @@ def _freeze(records, infos) -> None:
         for policy in mine["memory_policies"]:
             _tables.memory_policies.setdefault(policy.device, {})[policy.name] = policy
         for inspector in mine["inspectors"]:
-            inspectors[inspector.name] = inspector
+            found_inspectors[inspector.name] = inspector
         info_ = infos[name]
         info_.provides = {
             "ops": [o.name for o in mine["ops"]],
@@ -616,9 +616,9 @@ def _freeze(records, infos) -> None:
                         for name, mine in settled.records.items() if mine["devices"]}
     for rules in _tables.fusion_rules.values():
         rules.sort(key=lambda r: -r.priority)
-    from . import inspect, threads
+    from . import inspectors, threads
 
-    inspect._reset(inspectors)
+    inspectors._reset(found_inspectors)
     _tables.kernel_caches = {cache.name: (cache, name) for name, mine in settled.records.items()
                              for cache in mine["kernel_caches"]}
     threads._reset({pool.name: (pool, name) for name, mine in settled.records.items()

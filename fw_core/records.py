@@ -312,14 +312,30 @@ class MemoryPolicy:
 
 @dataclass(frozen=True)
 class OpEvent:
-    """What an inspector sees of one op run (only built when an inspector is active)."""
+    """What an inspector sees of one op run (only built when an inspector is active).
+
+    Attributes:
+        op: the op that ran.
+        inputs: its inputs; for a ``"backward"`` event, the incoming gradient.
+        output: its result; for a ``"backward"`` event, the gradients of the node's inputs.
+        module: dotted path of the module whose forward ran it (or recorded the node).
+        phase: ``"forward"`` (an op ran) or ``"backward"`` (a node's gradient rule finished).
+        attrs: the op's attributes.
+        node: the autograd node: the one recorded for the output (None when none was), or the
+            one whose gradient rule a ``"backward"`` event reports.
+        in_vjp: the op ran inside a gradient rule (its ``"backward"`` event follows).
+        in_backward: the op ran during a backward pass (a gradient rule's op, a gradient sum).
+    """
 
     op: OpDef
     inputs: tuple
     output: Any
     module: str
-    phase: str  # "forward" or "backward"
+    phase: str
     attrs: dict = field(default_factory=dict)
+    node: Any = None
+    in_vjp: bool = False
+    in_backward: bool = False
 
 
 @dataclass(frozen=True)
@@ -331,7 +347,7 @@ class Inspector:
         on_op: ``fn(event: OpEvent) -> None``, after every op run (forward and backward).
         on_backward: ``fn(roots: list) -> None``, when a backward pass starts.
         active: whether it is called from the start; tools usually switch it on in a context
-            (``fw.inspect.activate(name)``).
+            (``fw.inspectors.activate(name)``).
     """
 
     name: str

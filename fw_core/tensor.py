@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import capture
 from . import dtypes as _dt
 from ._state import state
 from .device import Device
@@ -153,13 +154,11 @@ class Tensor:
                 "can't call numpy() on a tensor that requires grad",
                 hint="use t.detach().numpy()",
             )
-        if state.tracer is not None:
-            state.tracer.host_read(self, ".numpy()")
+        capture.host_read(self, ".numpy()")
         return np.asarray(self._device.spec.to_numpy(self._data))
 
     def __array__(self, dtype=None, copy=None):
-        if state.tracer is not None:
-            state.tracer.host_read(self, "np.asarray(t)")
+        capture.host_read(self, "np.asarray(t)")
         values = np.asarray(self._device.spec.to_numpy(self._data))
         return values if dtype is None else values.astype(dtype, copy=False)
 
@@ -183,14 +182,12 @@ class Tensor:
                 f"item() needs a tensor with one element, got shape {tuple(self.shape)}",
                 hint="reduce first (t.sum().item()) or use t.tolist()",
             )
-        if state.tracer is not None:
-            state.tracer.host_read(self, ".item()")
+        capture.host_read(self, ".item()")
         return self._device.spec.to_numpy(self._data).reshape(()).item()
 
     def tolist(self):
         """The values as (nested) Python lists."""
-        if state.tracer is not None:
-            state.tracer.host_read(self, ".tolist()")
+        capture.host_read(self, ".tolist()")
         return np.asarray(self._device.spec.to_numpy(self._data)).tolist()
 
     def __float__(self) -> float:

@@ -8,6 +8,7 @@ grad mode is on (PyTorch refuses the same on leaves); use them under ``fw.no_gra
 
 from __future__ import annotations
 
+from . import capture
 from ._state import state
 from .autograd.grad_mode import INFERENCE, check_inference_write
 from .errors import AutogradError, ShapeError
@@ -37,8 +38,7 @@ def _check_storage_writeable(x: Tensor) -> None:
 
 def bump_version(x: Tensor) -> None:
     """Mark ``x``'s storage as modified (shared with its views)."""
-    if state.tracer is not None:
-        state.tracer.on_write(x)
+    capture.in_place_write(x)
     if x._vc is None:
         x._vc = [1]
     else:

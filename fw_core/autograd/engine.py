@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from .. import capture
 from .._state import state
 from ..errors import AutogradError, ShapeError
 from ..memory import track
@@ -151,20 +152,17 @@ def _run(roots, seeds, retain_graph, create_graph, targets, accumulate):
     dependencies = _graph_order(list(nodes.values()))
     ready = [n for k, n in nodes.items() if dependencies.get(k, 0) == 0]
 
-    if state.inspecting:
+    if state.observed:
         for inspector in state.inspectors:
             if inspector.on_backward is not None:
                 inspector.on_backward(roots)
-    tracer = state.tracer
-    if tracer is not None:
-        tracer.backward_ran = True
-        tracer.phase = "backward"
+    outer, state.in_backward = state.in_backward, True
     try:
-        _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph,
-                   create_graph, accumulate, delivered)
+        with capture.backward():
+            _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph,
+                       create_graph, accumulate, delivered)
     finally:
-        if tracer is not None:
-            tracer.phase = "forward"
+        state.in_backward = outer
     return found
 
 
@@ -209,11 +207,14 @@ def _call_vjp(node, g):
                             module=node.module or None,
                             hint="detach() its inputs, or use a differentiable formulation")
     node._check_alive()
+    # ops the VJP runs are attributed to the module whose forward recorded the node
     previous, state.module_path = state.module_path, node.module
-    try:  # ops the VJP runs are attributed to the module whose forward recorded the node
+    outer, state.vjp_node = state.vjp_node, node
+    try:
         grads = op.vjp(node, g)
     finally:
         state.module_path = previous
+        state.vjp_node = outer
     if len(grads) != len(node.next):
         raise AutogradError(f"VJP returned {len(grads)} gradients for {len(node.next)} inputs",
                             op=op.name, hint="return one gradient (or None) per input")
@@ -224,8 +225,8 @@ def _call_vjp(node, g):
                 f"shape {shape}", op=op.name, module=node.module or None,
                 hint="this is a bug in the op's vjp; reduce broadcast dimensions with sum_to",
             )
-    if state.inspecting:
-        from ..inspect import notify_backward
+    if state.observed:
+        from ..inspectors import notify_backward
         from ..tensor import Tensor
 
         # a multi-output Function's slots pass packed gradients, not tensors: inspectors see
@@ -250,15 +251,13 @@ def _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered):
         return
     if g.dtype is not leaf.dtype:
         g = g.to(leaf.dtype)
-    tracer = state.tracer
-    grad = _accumulate(leaf, g, tracer, create_graph, delivered)
+    grad = _accumulate(leaf, g, create_graph, delivered)
     if not create_graph:
         track(grad, "gradient")
-    if tracer is not None:
-        tracer.set_grad(leaf)
+    capture.grad_set(leaf)
 
 
-def _accumulate(leaf, g, tracer, create_graph, delivered):
+def _accumulate(leaf, g, create_graph, delivered):
     """Set ``leaf.grad`` to ``g`` or add ``g`` to it; returns the new ``.grad``.
 
     The sum is computed outside the lock (it is an op: inspectors run, and may block), then
@@ -274,8 +273,7 @@ def _accumulate(leaf, g, tracer, create_graph, delivered):
                     g = g.clone()
             new = g
         else:
-            if tracer is not None:
-                tracer.read_grad(leaf)
+            capture.grad_read(leaf)
             new = current + g
         with _accumulating:
             if leaf.grad is current:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import inspect
 
+from .. import capture
 from .._state import state
 from ..errors import ArgumentTypeError, AutogradError, FwError, UnsupportedError
 from ..records import Structure
@@ -169,8 +170,7 @@ class Function:
                                                for t in tensor_args)
         ctx = FunctionCtx(cls, tuple(recording and t is not None and t.requires_grad
                                      for t in tensor_args))
-        if state.tracer is not None:
-            state.tracer.note(f"autograd.Function {cls.__qualname__}: its forward and backward "
+        capture.note(f"autograd.Function {cls.__qualname__}: its forward and backward "
                               "are traced as the fw ops they run")
         with no_grad():
             if setup:

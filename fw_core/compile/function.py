@@ -7,6 +7,7 @@ import functools
 import threading
 import time
 
+from .. import capture
 from .._state import state
 from .cache import Entry, PlanCache, describe_signature, signature, size_changes
 from .pipeline import build_plan
@@ -84,7 +85,7 @@ class CompiledFunction:
         from .. import scheduler
 
         self.counts["calls"] += 1
-        if state.tracer is not None or state.inspectors or not scheduler.knobs().enabled:
+        if capture.recorder() is not None or state.inspectors or not scheduler.knobs().enabled:
             # inside another trace (inlined there), inspectors watching every op, or
             # compilation off: run as written
             self.counts["eager_calls"] += 1

@@ -1,7 +1,8 @@
 """Tracing: one eager run of a function, recorded into the Graph IR as it happens.
 
-The dispatcher tells the active :class:`Tracer` about every op it finishes (the same flag that
-switches inspectors on, so nothing is paid per op when no trace runs). The run itself is a
+The tracer is this thread's recorder (:mod:`fw_core.capture`) while it runs: the dispatcher tells
+it about every op it finishes (the same flag that switches inspectors on, so nothing is paid per
+op when no trace runs), and the sites outside the op layer tell it the rest. The run itself is a
 normal eager run, so its results are always right; the graph is what later calls replay.
 
 What a trace cannot replay is reported as a *break* with the reason and the user's source
@@ -20,7 +21,8 @@ import weakref
 from collections.abc import Callable
 
 from .._state import state
-from ..inspect import source_line
+from ..capture import recording
+from ..inspectors import source_line
 from ..memory import track
 from ..ops.promotion import kernel_dtypes
 from ..pytree import flatten as _flatten
@@ -32,8 +34,8 @@ _SCALARS = (int, float, bool)
 
 
 class Tracer:
-    """Records one run; installed on the tracing thread's ``state.tracer`` for its duration
-    (see :func:`trace`), so ops other threads run meanwhile are not part of it."""
+    """Records one run: the tracing thread's :class:`~fw_core.capture.Recorder` for its
+    duration (see :func:`trace`), so ops other threads run meanwhile are not part of it."""
 
     def __init__(self):
         self.graph = Graph()
@@ -71,8 +73,8 @@ class Tracer:
         if self.device is None:
             self.device = tensor._device
         elif tensor._device is not self.device:
-            self.fail(f"tensors on two devices ({self.device} and {tensor._device}) in one "
-                      "graph", "keep a compiled function on one device")
+            self.cannot_replay(f"tensors on two devices ({self.device} and {tensor._device}) "
+                               "in one graph", "keep a compiled function on one device")
 
     def value_of(self, t) -> Value:
         """The graph value of a tensor an op read (an external or constant if new)."""
@@ -82,8 +84,8 @@ class Tracer:
             return value
         why = self._poisoned.get(array)
         if why is not None:
-            self.fail(f"a value computed by {why} is used by a later op",
-                      "call it outside the compiled function")
+            self.cannot_replay(f"a value computed by {why} is used by a later op",
+                               "call it outside the compiled function")
         self._note_device(t)
         if self._created.get(array):
             value = self.graph.value(array.shape, array.dtype, "const", array)
@@ -116,10 +118,10 @@ class Tracer:
         values = tuple(self._input(t) for t in inputs)
         for i in op.effects:
             if i < len(values) and values[i].__class__ is Value and values[i].source == "const":
-                self.fail(f"{op.name} writes into a tensor made inside the function (a "
-                          "constant of the plan, shared by every run)",
-                          "make it outside the compiled function and pass it in, or keep it "
-                          "as a module buffer")
+                self.cannot_replay(f"{op.name} writes into a tensor made inside the function "
+                                   "(a constant of the plan, shared by every run)",
+                                   "make it outside the compiled function and pass it in, or "
+                                   "keep it as a module buffer")
         values = self._casts(op, inputs, values)
         out = self.graph.value(result._data.shape, result._data.dtype, "node")
         node = Node(op, values, dict(attrs), out, state.module_path, self.phase)
@@ -150,30 +152,28 @@ class Tracer:
             fixed.append(v)
         return tuple(fixed)
 
-    def host_effect(self, what: str, run: Callable[[], object], result_escapes: bool = True,
-                    clears_grads_of=()):
-        """Run host code with side effects now and again on every replay, in this order
-        (an optimizer step, zero_grad, gradient clipping). Its result is a Python-side value:
-        a later op reading it breaks the trace. ``clears_grads_of``: the leaves whose ``.grad``
+    def host_effect(self, what: str, run: Callable[[], object], result: object,
+                    clears_grads_of=()) -> None:
+        """Host code with side effects ran; every replay runs it again, in this order (an
+        optimizer step, zero_grad, gradient clipping). Its result is a Python-side value: a
+        later op reading it breaks the trace. ``clears_grads_of``: the leaves whose ``.grad``
         it resets (zero_grad), so the plan does not depend on their ``.grad`` at the start."""
         self._cleared.update(id(t) for t in clears_grads_of)
-        state.tracer = None  # what it runs is not traced (and may call itself: see clip.py)
-        try:
-            result = run()
-        finally:
-            state.tracer = self
         self.graph.steps.append(Effect("call", (), lambda arrays: run(), what))
-        if result_escapes and isinstance(result, Tensor):
+        if isinstance(result, Tensor):
             self._poisoned.put(result._data, what)
-        return result
 
-    def set_grad(self, leaf: Tensor) -> None:
+    def backward(self, running: bool) -> None:
+        self.backward_ran = self.backward_ran or running
+        self.phase = "backward" if running else "forward"
+
+    def grad_set(self, leaf: Tensor) -> None:
         """Backward gave ``leaf`` its ``.grad``: replay does the same with the plan's array."""
         if id(leaf) in self._arguments:
-            self.fail("backward computes the gradient of an argument (a new tensor on every "
-                      "call, whose .grad a replay cannot reach)",
-                      "make it a parameter (a module's or the optimizer's), or compute it with "
-                      "fw.autograd.grad and return it")
+            self.cannot_replay("backward computes the gradient of an argument (a new tensor "
+                               "on every call, whose .grad a replay cannot reach)",
+                               "make it a parameter (a module's or the optimizer's), or "
+                               "compute it with fw.autograd.grad and return it")
         value = self.value_of(leaf.grad)
         if id(leaf) not in self._cleared:
             self.grad_state.setdefault(id(leaf), (leaf, False))
@@ -186,7 +186,7 @@ class Tracer:
                                        f".grad of a {leaf.dtype.name}{list(leaf.shape)} leaf",
                                        leaf))
 
-    def read_grad(self, leaf: Tensor) -> None:
+    def grad_read(self, leaf: Tensor) -> None:
         """Backward adds to an existing ``leaf.grad``: read it when the plan starts."""
         grad = leaf.grad
         if self._values.get(grad._data) is None:
@@ -194,33 +194,34 @@ class Tracer:
             value = self.graph.value(grad._data.shape, grad._data.dtype, "grad", leaf)
             self._define(grad._data, value)
 
-    def expect_kernel_write(self, *tensors: Tensor) -> None:
+    def kernel_writes(self, tensors: tuple) -> None:
         """The next op's kernel writes into these tensors (batch-norm running statistics):
         their version bumps are not untraced writes, since a replay runs the kernel again."""
         for t in tensors:
             self._kernel_written.put(t._data, True)
 
-    def on_write(self, t: Tensor) -> None:
+    def in_place_write(self, t: Tensor) -> None:
         """An in-place write into ``t`` happened outside an op."""
         if self._kernel_written.get(t._data):
             return
-        self.fail("an in-place write (x[...] = v, x.add_(y), an in-place activation) into a "
-                  f"tensor of shape {tuple(t.shape)}",
-                  "use the out-of-place form (x = x + y) inside compiled functions")
+        self.cannot_replay("an in-place write (x[...] = v, x.add_(y), an in-place activation) "
+                           f"into a tensor of shape {tuple(t.shape)}",
+                           "use the out-of-place form (x = x + y) inside compiled functions")
 
     def host_read(self, t: Tensor, how: str) -> None:
         """The run reads ``t``'s values on the host (``.item()``, ``bool(t)``...)."""
         value = self._values.get(t._data)
         if value is None or value.source == "const":
             return
-        self.fail(f"{how} reads a value on the host in the middle of the graph (a "
-                  "data-dependent branch or a conversion)",
-                  "return the tensor and read it after the call, or use fw.where instead of if")
+        self.cannot_replay(f"{how} reads a value on the host in the middle of the graph (a "
+                           "data-dependent branch or a conversion)",
+                           "return the tensor and read it after the call, or use fw.where "
+                           "instead of if")
 
-    def saw_module(self, module) -> None:
+    def module_called(self, module) -> None:
         self.modules.setdefault(id(module), (module, module.training))
 
-    def fail(self, what: str, hint: str) -> None:
+    def cannot_replay(self, what: str, hint: str) -> None:
         where = source_line()
         self.breaks.append(f"{what} at {where}: {hint}" if where else f"{what}: {hint}")
 
@@ -232,9 +233,10 @@ class Tracer:
         outputs = []
         for t in leaves:
             if t._node is not None and state.grad_enabled and not self.backward_ran:
-                self.fail("the result needs autograd after the call (it has a grad_fn)",
-                          "compile the whole training step (forward, backward and "
-                          "optimizer.step()), or call the compiled function under fw.no_grad()")
+                self.cannot_replay("the result needs autograd after the call (it has a grad_fn)",
+                                   "compile the whole training step (forward, backward and "
+                                   "optimizer.step()), or call the compiled function under "
+                                   "fw.no_grad()")
             outputs.append(self.value_of(t))
         self.graph.outputs = outputs
         device = self.device
@@ -251,22 +253,13 @@ class Tracer:
 def trace(fn: Callable, args: tuple) -> tuple[Tracer, object]:
     """Run ``fn(*args)`` eagerly in this thread while recording it (ops other threads run
     meanwhile are not recorded). Returns the tracer and fn's result."""
-    from ..inspect import publish
-
-    if state.tracer is not None:
-        raise RuntimeError("a trace is already running in this thread")
     tracer = Tracer()
     for position, a in enumerate(args):
         if isinstance(a, Tensor):
             tracer.bind_input(position, a)
-    state.tracer = tracer
-    publish()
-    try:
+    with recording(tracer):
         result = fn(*args)
         tracer.set_outputs(result)
-    finally:
-        state.tracer = None
-        publish()
     return tracer, result
 
 

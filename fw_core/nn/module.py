@@ -12,6 +12,7 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator
 
+from .. import capture
 from .._state import state
 from ..errors import ArgumentTypeError, FwError, StateDictError
 from ..tensor import Tensor
@@ -211,8 +212,7 @@ class Module:
     def __call__(self, *args, **kwargs):
         previous = state.module_path
         state.module_path = self.path
-        if state.tracer is not None:
-            state.tracer.saw_module(self)
+        capture.module_called(self)
         try:
             if self._forward_pre_hooks:
                 for hook in list(self._forward_pre_hooks.values()):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .. import capture
 from .. import dtypes as _dt
 from .._state import state
 from ..autograd.grad_mode import INFERENCE
@@ -153,8 +154,7 @@ def _from_host(array: np.ndarray, device, requires_grad=False) -> Tensor:
     t = Tensor._wrap(data, device, None, state.module_path)
     if state.inference_mode:
         t._vc = INFERENCE
-    if state.tracer is not None:
-        state.tracer.created(t)
+    capture.created(t)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -399,8 +399,7 @@ def _host_drawn(make, device, requires_grad=False, what="a random tensor") -> Te
     t = Tensor._wrap(make(), device, None, state.module_path)
     if state.inference_mode:
         t._vc = INFERENCE
-    if state.tracer is not None:
-        state.tracer.host_value(t, make, what)
+    capture.host_value(t, make, what)
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -77,8 +77,8 @@ def finish(op, inputs: tuple, attrs: dict, out, device) -> Tensor:
                     break
     elif switches["inference_mode"]:
         result._vc = INFERENCE
-    if switches["inspecting"]:
-        from ..inspect import notify_op
+    if switches["observed"]:
+        from ..inspectors import notify_op
 
         notify_op(op, inputs, attrs, result)
     return result

@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
+from .. import capture
 from .. import dtypes as _dt
-from .._state import state
 from ..errors import (
     DTypeError,
     FwError,
@@ -289,8 +289,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
             from ..tensor_methods import bump_version  # binds every family: import it late
 
             # before apply: the node then records the updated version, so backward still works
-            if state.tracer is not None:  # the kernel writes them: a replay writes them again
-                state.tracer.expect_kernel_write(running_mean, running_var)
+            capture.kernel_writes(running_mean, running_var)  # a replay writes them again
             bump_version(running_mean)
             bump_version(running_var)
         return apply(BATCH_NORM, inputs, attrs)

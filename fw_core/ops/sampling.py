@@ -19,6 +19,7 @@ __all__ = ["bernoulli", "multinomial", "normal", "poisson"]
 
 import numpy as np
 
+from .. import capture
 from .. import dtypes as _dt
 from .._state import state
 from ..autograd.grad_mode import INFERENCE
@@ -70,8 +71,7 @@ MULTINOMIAL = _sampler("multinomial", "Category indices drawn with the input's w
 # -- the shared path -----------------------------------------------------------------------------
 def _host(t: Tensor, op: str) -> np.ndarray:
     """``t``'s values on the host (a traced run notes the read as a graph break)."""
-    if state.tracer is not None:
-        state.tracer.host_read(t, f"fw.{op} (drawn on the host from its parameters)")
+    capture.host_read(t, f"fw.{op} (drawn on the host from its parameters)")
     return np.asarray(t._device.spec.to_numpy(t._data))
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._state import state as _state
+from .. import capture
 from ..device import get as _get_device
 from ..errors import NonFiniteError
 from ..ops.meta import describe
@@ -50,11 +50,12 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     >>> total = fw.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     >>> optimizer.step()
     """
-    tracer = _state.tracer
-    if tracer is not None:  # fw.compile: clipping replays as one host step
-        parameters = list(parameters) if not isinstance(parameters, Tensor) else [parameters]
-        return tracer.host_effect("clip_grad_norm_()", lambda: clip_grad_norm_(
-            parameters, max_norm, norm_type, error_if_nonfinite))
+    parameters = _as_list(parameters)  # a compiled step replays the clipping on these
+    return capture.host_effect("clip_grad_norm_()", lambda: _clip_norm(
+        parameters, max_norm, norm_type, error_if_nonfinite))
+
+
+def _clip_norm(parameters: list[Tensor], max_norm, norm_type, error_if_nonfinite) -> Tensor:
     grads = _grads(parameters)
     max_norm = _non_negative("clip_grad_norm_", "max_norm", max_norm)
     try:
@@ -96,11 +97,11 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     Raises:
         ArgumentError: ``clip_value`` < 0.
     """
-    tracer = _state.tracer
-    if tracer is not None:  # fw.compile: clipping replays as one host step
-        parameters = list(parameters) if not isinstance(parameters, Tensor) else [parameters]
-        return tracer.host_effect("clip_grad_value_()", lambda: clip_grad_value_(
-            parameters, clip_value))
+    parameters = _as_list(parameters)
+    capture.host_effect("clip_grad_value_()", lambda: _clip_value(parameters, clip_value))
+
+
+def _clip_value(parameters: list[Tensor], clip_value) -> None:
     grads = _grads(parameters)
     clip_value = _non_negative("clip_grad_value_", "clip_value", clip_value)
     for g in grads:
@@ -108,9 +109,11 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
         bump_version(g)
 
 
-def _grads(parameters) -> list[Tensor]:
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
+def _as_list(parameters) -> list[Tensor]:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def _grads(parameters: list[Tensor]) -> list[Tensor]:
     return [p.grad for p in parameters if p.grad is not None]
 
 

@@ -7,7 +7,7 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._state import state as _grad_state
+from .. import capture
 from ..autograd import enable_grad, no_grad
 from ..errors import StateDictError
 from ..ops.meta import describe
@@ -95,19 +95,13 @@ class LBFGS(Optimizer):
                                 "per step", op="LBFGS.step",
                                 hint="def closure(): opt.zero_grad(); loss = ...; "
                                 "loss.backward(); return loss  — then opt.step(closure)")
-        tracer = _grad_state.tracer
-        if tracer is None:
+        # how often the closure runs depends on the data, and a replayed step would call the
+        # closure of the recorded call (its inputs): the step runs unrecorded
+        capture.cannot_replay("LBFGS.step(closure) evaluates the closure a data-dependent "
+                              "number of times", "call opt.step(closure) outside the compiled "
+                              "function, and compile the model (or the closure's loss) instead")
+        with capture.paused():
             return self._iterate(closure)
-        # fw.compile: how often the closure runs depends on the data, and a replayed step would
-        # call the closure of the traced call (its inputs); so the call runs eagerly
-        tracer.fail("LBFGS.step(closure) evaluates the closure a data-dependent number of "
-                    "times", "call opt.step(closure) outside the compiled function, and "
-                    "compile the model (or the closure's loss) instead")
-        _grad_state.tracer = None
-        try:
-            return self._iterate(closure)
-        finally:
-            _grad_state.tracer = tracer
 
     # -- the flat view of the parameters -------------------------------------------------------
     def _xp(self):

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import capture
 from .._state import state as _grad_state
 from ..autograd import enable_grad
 from ..device import get as _get_device
@@ -114,11 +115,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        tracer = _grad_state.tracer
-        if tracer is not None:  # fw.compile: the update replays as one host step
-            tracer.host_effect(f"{type(self).__name__}.step()", self._update_all)
-            return loss
-        self._update_all()
+        capture.host_effect(f"{type(self).__name__}.step()", self._update_all)
         return loss
 
     def _update_all(self) -> None:
@@ -134,14 +131,10 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient: set it to None (the default: frees the memory, and
         the next backward writes a fresh one) or, with ``set_to_none=False``, fill it with 0."""
-        tracer = _grad_state.tracer
-        if tracer is not None:  # fw.compile: replays as one host step
-            tracer.host_effect(f"{type(self).__name__}.zero_grad()",
-                               lambda: self._zero_grad(set_to_none),
-                               clears_grads_of=[p for g in self.param_groups for p in g["params"]]
-                               if set_to_none else ())
-            return
-        self._zero_grad(set_to_none)
+        capture.host_effect(f"{type(self).__name__}.zero_grad()",
+                            lambda: self._zero_grad(set_to_none),
+                            clears_grads_of=[p for g in self.param_groups for p in g["params"]]
+                            if set_to_none else ())
 
     def _zero_grad(self, set_to_none: bool) -> None:
         for group in self.param_groups:

@@ -226,7 +226,7 @@ def _last_event(fw, case, inputs):
 
     seen = []
     inspector = Inspector(name="conformance.meta", on_op=lambda e: seen.append(e))
-    with fw.inspect.activated(inspector):
+    with fw.inspectors.activated(inspector):
         case.fn(fw, *inputs)
     calls = [e for e in seen if e.op.name == case.op]
     return calls[-1] if calls else None

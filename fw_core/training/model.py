@@ -374,9 +374,9 @@ def _check_finite(inputs, step: int) -> None:
 
 def _require_debugger() -> None:
     """fit(debug=True) needs fw-debugger's anomaly inspector; say how to get it."""
-    from .. import inspect
+    from .. import inspectors
 
-    if "fw_debugger.anomaly" not in inspect.registered():
+    if "fw_debugger.anomaly" not in inspectors.registered():
         raise PluginError("fit(debug=True) needs the fw-debugger plugin, which is not loaded",
                           hint="pip install fw-debugger (or remove fw_debugger from "
                                "FW_DISABLE_PLUGINS / add it to FW_PLUGINS), or fit without "

@@ -113,16 +113,16 @@ class detect_anomaly(contextlib.ContextDecorator):
         settings, switched_on = self._entered.pop()
         _stack.remove(settings)
         if switched_on:
-            fw.inspect.deactivate(NAME)
+            fw.inspectors.deactivate(NAME)
             _lines.clear()
         return False
 
 
 def _switch_on() -> bool:
     """Activate the anomaly inspector (the plugin's when registered); True if this did it."""
-    if NAME in fw.inspect.active():
+    if NAME in fw.inspectors.active():
         return False
-    fw.inspect.activate(NAME if NAME in fw.inspect.registered() else INSPECTOR)
+    fw.inspectors.activate(NAME if NAME in fw.inspectors.registered() else INSPECTOR)
     return True
 
 
@@ -181,7 +181,7 @@ def _attr_values(attrs: dict) -> list:
 def _diagnose(event: OpEvent, outputs: tuple, settings: _Settings) -> AnomalyError | None:
     """The report if this op produced the NaN/Inf (or first shows one nobody reported)."""
     backward = event.phase == "backward"
-    if not backward and _inside_backward():
+    if not backward and event.in_vjp:
         return None  # an op of some VJP: the backward event of that node reports it
     sources = list(event.inputs) + _attr_values(event.attrs)
     out_nan = any(_has_nan(t) for t in outputs)
@@ -196,7 +196,7 @@ def _diagnose(event: OpEvent, outputs: tuple, settings: _Settings) -> AnomalyErr
         kind, note = "NaN", None
     else:
         return None  # propagation, or an intentional -inf carried along
-    node = _backward_node() if backward else None
+    node = event.node if backward else None
     line = _forward_line(node) if backward else user_line()
     what = "gradient" if backward else "output"
     if note is None:
@@ -253,12 +253,11 @@ def _describe(label: str, values, stats) -> str:
 
 # -- where: the user's line, forward and backward ------------------------------------------
 _OWN_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_FW_FOLDER = os.path.dirname(os.path.abspath(fw.__file__)) + os.sep
 
 
 def user_line() -> str:
     """``file:line`` of the innermost frame outside fw_core and fw_debugger."""
-    return fw.inspect.source_line(skip=(_OWN_FOLDER,))
+    return fw.inspectors.source_line(skip=(_OWN_FOLDER,))
 
 
 def _remember_line(output) -> None:
@@ -274,27 +273,6 @@ def _forward_line(node) -> str:
     # ids are reused once a node is freed: the op must match too
     found = _lines.get(id(node)) if node is not None else None
     return found[1] if found is not None and found[0] is node.op else ""
-
-
-def _engine_frame(name: str):
-    """The innermost frame of fw_core's autograd function ``name`` on the stack, or None."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name == name and code.co_filename.startswith(_FW_FOLDER):
-            return frame
-        frame = frame.f_back
-    return None
-
-
-def _backward_node():
-    """The node whose backward is being reported (a backward OpEvent does not carry it)."""
-    frame = _engine_frame("notify_backward")
-    return None if frame is None else frame.f_locals.get("node")
-
-
-def _inside_backward() -> bool:
-    return _engine_frame("_call_vjp") is not None
 
 
 # -- why: the op's anchor, made specific by what arrived -----------------------------------

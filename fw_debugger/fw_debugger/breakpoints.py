@@ -48,7 +48,7 @@ class Breakpoint:
         if self in _points:
             _points.remove(self)
             if not _points:
-                fw.inspect.deactivate(NAME)
+                fw.inspectors.deactivate(NAME)
 
     def __enter__(self) -> Breakpoint:
         return self
@@ -99,7 +99,7 @@ def break_on(op: str | Iterable[str] | None = None, module: str | None = None,
                                      "explains one")
     point = Breakpoint(op, module, when, callback or _stop, phase)
     _points.append(point)
-    fw.inspect.activate(NAME if NAME in fw.inspect.registered() else INSPECTOR)
+    fw.inspectors.activate(NAME if NAME in fw.inspectors.registered() else INSPECTOR)
     return point
 
 

@@ -113,13 +113,13 @@ def watch_activations(model=None):
 
         handles = [root.register_forward_pre_hook(enter), root.register_forward_hook(leave)]
     _watches.append(watch)
-    fw.inspect.activate(INSPECTOR)
+    fw.inspectors.activate(INSPECTOR)
     try:
         yield watch
     finally:
         _watches.remove(watch)
         if not _watches:
-            fw.inspect.deactivate(INSPECTOR)
+            fw.inspectors.deactivate(INSPECTOR)
         for handle in handles:
             handle.remove()
 

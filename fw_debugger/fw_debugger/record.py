@@ -19,7 +19,6 @@ import contextlib
 import fnmatch
 import itertools
 import json
-import sys
 import time
 import weakref
 from collections import Counter, deque
@@ -29,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 import fw_core as fw
-from fw_core.autograd import engine
 from fw_core.records import Inspector
 from fw_core.tensor import Tensor
 
@@ -38,8 +36,6 @@ from .stats import health_stats, host_array
 __all__ = ["INSPECTOR", "SESSION", "Event", "Stepper", "Trace", "record", "step"]
 
 _STAT_KEYS = ("size", "finite", "nan", "posinf", "neginf", "zeros", "min", "max", "mean")
-#: the entry points of a backward pass: ops run below them (seeds, gradient rules) are backward
-_BACKWARD_CODES = frozenset({engine.backward.__code__, engine.grad.__code__})
 
 
 @dataclass
@@ -294,7 +290,7 @@ class _Recorder:
                        if vjp else self._kernel(event, device.split(":")[0]))
         out = Event(
             index=self.count, op=event.op.name, module=event.module,
-            phase="backward" if vjp or _in_backward() else "forward", kind="vjp" if vjp else "op",
+            phase="backward" if event.in_backward else "forward", kind="vjp" if vjp else "op",
             device=device, kernel=kernel, dispatch=why, elapsed_s=elapsed,
             input_shapes=tuple(_shape(t) for t in inputs),
             input_dtypes=tuple(_dtype(t) for t in inputs),
@@ -347,12 +343,12 @@ def record(bounded: int | None = None, values: str = "summary", value_bytes: int
     trace = Trace(bounded, values, value_bytes)
     recorder = _Recorder(trace)
     inspector = Inspector(name=f"fw_debugger.record#{id(trace):x}", on_op=recorder.on_op)
-    with fw.inspect.activated(inspector):
+    with fw.inspectors.activated(inspector):
         yield trace
 
 
 #: the whole-session recording behind the registered "fw_debugger.record" inspector (switched
-#: on by name, e.g. ``fw.inspect.activate("fw_debugger.record")``): the last 10,000 events
+#: on by name, e.g. ``fw.inspectors.activate("fw_debugger.record")``): the last 10,000 events
 SESSION = Trace(bounded=10_000)
 INSPECTOR = Inspector(name="fw_debugger.record", on_op=_Recorder(SESSION).on_op)
 
@@ -427,16 +423,6 @@ class Stepper:
 
 
 # -- helpers --------------------------------------------------------------------------------
-def _in_backward() -> bool:
-    """Whether the op runs inside a backward pass (a gradient rule's own ops)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code in _BACKWARD_CODES:
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _kernel_table() -> dict[tuple[str, str], tuple[str, str]]:
     return {(r["op"], r["device"]): (r["plugin"], r["why"]) for r in fw.plugins.dispatch_table()}
 

@@ -11,6 +11,6 @@ import fw_core as fw
 def _no_inspector_left_on():
     """Each test starts and ends with no debugger inspector active."""
     yield
-    for name in fw.inspect.active():
+    for name in fw.inspectors.active():
         if name.startswith("fw_debugger."):
-            fw.inspect.deactivate(name)
+            fw.inspectors.deactivate(name)

@@ -169,8 +169,8 @@ def test_bad_arguments_and_cleanup():
     with pytest.raises(FwError, match="every"):
         detect_anomaly(every=0)
     with detect_anomaly():
-        assert "fw_debugger.anomaly" in fw.inspect.active()
-    assert "fw_debugger.anomaly" not in fw.inspect.active()
+        assert "fw_debugger.anomaly" in fw.inspectors.active()
+    assert "fw_debugger.anomaly" not in fw.inspectors.active()
 
 
 def test_decorator_form():

@@ -49,7 +49,7 @@ def test_op_and_module_glob_select_events_with_live_tensors():
     assert point.hits == 2 and seen[-1].output.shape == (2, 4)
     assert (seen[-1].output.detach().numpy() >= 0).all()
     assert y.shape == (2, 4)
-    assert "fw_debugger.breakpoints" not in fw.inspect.active()
+    assert "fw_debugger.breakpoints" not in fw.inspectors.active()
 
 
 def test_when_decides_on_the_live_tensors():
@@ -82,10 +82,10 @@ def test_two_breakpoints_and_removal_turns_the_inspector_off():
     b = break_on(module="", op="add", callback=b_hits.append)
     fw.ones(2) + 1
     a.remove()
-    assert "fw_debugger.breakpoints" in fw.inspect.active()
+    assert "fw_debugger.breakpoints" in fw.inspectors.active()
     fw.ones(2) + 1
     b.remove()
-    assert "fw_debugger.breakpoints" not in fw.inspect.active()
+    assert "fw_debugger.breakpoints" not in fw.inspectors.active()
     fw.ones(2) + 1
     assert (len(a_hits), len(b_hits)) == (1, 2)
 
@@ -108,4 +108,4 @@ def test_bad_arguments():
         break_on(op="relux")
     with pytest.raises(FwError, match="unknown phase"):
         break_on(op="relu", phase="sideways")
-    assert "fw_debugger.breakpoints" not in fw.inspect.active()
+    assert "fw_debugger.breakpoints" not in fw.inspectors.active()

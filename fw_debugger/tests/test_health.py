@@ -96,10 +96,10 @@ def test_update_ratio_from_optimizer_and_from_snapshot():
 def test_watch_counts_only_inside_the_model_and_switches_off():
     model = fw.nn.Sequential(fw.nn.Linear(2, 3), fw.nn.Tanh())
     with watch_activations(model) as watch:
-        assert INSPECTOR.name in fw.inspect.active()
+        assert INSPECTOR.name in fw.inspectors.active()
         model(fw.randn(4, 2))
         fw.relu(fw.randn(3))  # outside the model's forward: not counted
-    assert INSPECTOR.name not in fw.inspect.active()
+    assert INSPECTOR.name not in fw.inspectors.active()
     assert list(watch.fractions()) == ["1"] and set(watch.fractions()["1"]) == {"tanh"}
 
 
@@ -114,4 +114,4 @@ def test_fit_callback_reports_every_n_batches():
     report = health.reports[-1]
     assert report["0"].grad_norm > 0 and report["0"].update_ratio > 0
     assert report["1"].saturated_fraction is not None
-    assert INSPECTOR.name not in fw.inspect.active()
+    assert INSPECTOR.name not in fw.inspectors.active()

@@ -28,13 +28,13 @@ def test_entry_point_is_installed():
 
 def test_loaded_inspectors_are_registered_inactive_and_cost_nothing_per_op():
     fw.plugins.load()
-    assert set(NAMES) <= set(fw.inspect.registered())
-    assert not set(NAMES) & set(fw.inspect.active())
+    assert set(NAMES) <= set(fw.inspectors.registered())
+    assert not set(NAMES) & set(fw.inspectors.active())
     row = next(r for r in fw.plugins.info() if r.name == "fw_debugger")
     assert sorted(row.provides["inspectors"]) == NAMES
     forwards = [i.on_op for i in plugin.inspectors()]
     (fw.randn(3, 3, requires_grad=True) * 2).sum().backward()
-    assert state.inspecting is False
+    assert state.observed is False
     assert all(f.target is None for f in forwards)  # never called
 
 
@@ -48,7 +48,7 @@ def test_loading_the_plugin_imports_nothing_else_of_it(tmp_path):
 
 def test_the_registered_inspector_forwards_to_its_module():
     fw.plugins.load()
-    with pytest.raises(AnomalyError), fw.inspect.activated("fw_debugger.anomaly"):
+    with pytest.raises(AnomalyError), fw.inspectors.activated("fw_debugger.anomaly"):
         fw.log(fw.tensor([0.0]))
 
 
@@ -89,7 +89,7 @@ def test_fit_debug_names_the_planted_op():
         _model().fit(*_data(), epochs=1, batch_size=4, verbose=0, debug=True)
     assert (caught.value.op, caught.value.module) == ("log", "")
     assert caught.value.line.endswith(str(Planted.forward.__code__.co_firstlineno + 1))
-    assert "fw_debugger.anomaly" not in fw.inspect.active()
+    assert "fw_debugger.anomaly" not in fw.inspectors.active()
 
 
 def test_fit_debug_without_the_plugin_says_how_to_install_it():
@@ -100,7 +100,7 @@ def test_fit_debug_without_the_plugin_says_how_to_install_it():
         assert "pip install fw-debugger" in caught.value.hint
     finally:
         fw.plugins.use(None)
-    assert "fw_debugger.anomaly" in fw.inspect.registered()
+    assert "fw_debugger.anomaly" in fw.inspectors.registered()
 
 
 @pytest.mark.slow

@@ -167,7 +167,7 @@ def test_recordings_nest(net, x):
 def test_registered_inspector_records_into_the_session_trace(x):
     session = record_module.SESSION
     start = len(session)
-    with fw.inspect.activated(record_module.INSPECTOR):
+    with fw.inspectors.activated(record_module.INSPECTOR):
         fw.exp(x)
     assert len(session) == start + 1 and session.events[-1].op == "exp"
 

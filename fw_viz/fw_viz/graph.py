@@ -248,7 +248,7 @@ def capture(model_or_fn, *inputs, backward: bool = False, values: str | None = N
             recorder.bind(t, node)
     _current.append(recorder)
     try:
-        with fw.inspect.activated(INSPECTOR):
+        with fw.inspectors.activated(INSPECTOR):
             out = model(*inputs)
             if backward:
                 loss = out if out.numel() == 1 else out.sum()

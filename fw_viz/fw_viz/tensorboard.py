@@ -94,7 +94,7 @@ class TensorBoard(Callback):
         if self._graph_done or self.graph_input is not None or self.step:
             return
         # an active inspector keeps the step eager (a compiled plan would skip the hook)
-        self._grabbing.enter_context(fw.inspect.activated(_EAGER))
+        self._grabbing.enter_context(fw.inspectors.activated(_EAGER))
         self._grabbing.callback(self._module().register_forward_pre_hook(self._grab).remove)
 
     def _module(self):

@@ -23,9 +23,9 @@ def _seed_and_no_inspector_left_on():
     """A fixed seed per test; each test ends with no fw_viz inspector active."""
     fw.manual_seed(0)
     yield
-    for name in fw.inspect.active():
+    for name in fw.inspectors.active():
         if name.startswith("fw_viz."):
-            fw.inspect.deactivate(name)
+            fw.inspectors.deactivate(name)
 
 
 @pytest.fixture

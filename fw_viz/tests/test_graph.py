@@ -76,7 +76,7 @@ def test_bad_values_mode_and_inspector_switched_off_after_errors():
 
     with pytest.raises(RuntimeError):
         fw_viz.capture(broken, fw.ones(1))
-    assert "fw_viz.capture" not in fw.inspect.active() and not graph_module._current
+    assert "fw_viz.capture" not in fw.inspectors.active() and not graph_module._current
 
 
 def test_fused_regions_from_a_compiled_function():
@@ -119,13 +119,13 @@ def test_transformer_has_hundreds_of_ops_and_folds_to_a_readable_view(transforme
 def test_plugin_registers_an_inactive_inspector_that_forwards():
     records = plugin.inspectors()
     assert [r.name for r in records] == ["fw_viz.capture"] and not records[0].active
-    assert "fw_viz.capture" in fw.inspect.registered()
+    assert "fw_viz.capture" in fw.inspectors.registered()
     seen = []
     recorder = graph_module._Recorder({}, None)
     recorder.on_op = seen.append
     graph_module._current.append(recorder)
     try:
-        with fw.inspect.activated("fw_viz.capture"):
+        with fw.inspectors.activated("fw_viz.capture"):
             fw.ones(2) + 1
     finally:
         graph_module._current.remove(recorder)

@@ -4,7 +4,7 @@ import pathlib
 
 import pytest
 
-from fw_core import inspect, memory, scheduler
+from fw_core import inspectors, memory, scheduler
 from fw_core.context import PRESETS, context
 from fw_core.errors import ArgumentError
 from fw_core.records import Inspector
@@ -55,14 +55,14 @@ def test_context_works_as_a_decorator_also_recursively():
 
 
 def test_debug_switches_on_the_anomaly_inspector_only_when_registered(monkeypatch):
-    monkeypatch.delitem(inspect._registered, "fw_debugger.anomaly", raising=False)
+    monkeypatch.delitem(inspectors._registered, "fw_debugger.anomaly", raising=False)
     with context("debug"):
-        assert "fw_debugger.anomaly" not in inspect.active()  # not installed: nothing to do
-    monkeypatch.setitem(inspect._registered, "fw_debugger.anomaly",
+        assert "fw_debugger.anomaly" not in inspectors.active()  # not installed: nothing to do
+    monkeypatch.setitem(inspectors._registered, "fw_debugger.anomaly",
                         Inspector("fw_debugger.anomaly"))
     with context("debug"):
-        assert "fw_debugger.anomaly" in inspect.active()
-    assert "fw_debugger.anomaly" not in inspect.active()
+        assert "fw_debugger.anomaly" in inspectors.active()
+    assert "fw_debugger.anomaly" not in inspectors.active()
 
 
 def test_unknown_preset_names_the_valid_ones():

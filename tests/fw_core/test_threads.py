@@ -319,15 +319,15 @@ def test_an_inspector_active_in_one_thread_sees_only_that_threads_ops():
     seen_elsewhere = {}
 
     def watched():
-        with fw.inspect.activated(watcher):
+        with fw.inspectors.activated(watcher):
             active.set()
             _wait(other_ran)
             fw.tanh(x)
-        seen_elsewhere["after"] = fw.inspect.active()
+        seen_elsewhere["after"] = fw.inspectors.active()
 
     def unwatched():
         _wait(active)
-        seen_elsewhere["during"] = fw.inspect.active()
+        seen_elsewhere["during"] = fw.inspectors.active()
         fw.exp(x)
         other_ran.set()
 

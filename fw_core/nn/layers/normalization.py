@@ -7,8 +7,8 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "RMSNorm"]
 
 import numbers
 
+from ... import capture
 from ... import dtypes as _dt
-from ..._state import state as _state
 from ...errors import ShapeError
 from ...ops.creation import ones, tensor, zeros
 from ...ops.meta import argument_error, describe
@@ -66,10 +66,7 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             count = self.num_batches_tracked
-            if _state.tracer is not None:  # fw.compile: the count replays as a host step
-                _state.tracer.host_effect("num_batches_tracked += 1", lambda: count.add_(1))
-            else:
-                count.add_(1)
+            capture.host_effect("num_batches_tracked += 1", lambda: count.add_(1))
             if self.momentum is None:  # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or self.running_mean is None

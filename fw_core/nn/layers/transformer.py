@@ -9,7 +9,7 @@ import copy
 import math
 from collections.abc import Callable
 
-from ..._state import state
+from ... import capture
 from ...ops.creation import full
 from ...ops.meta import argument_error
 from ...ops.shape import triu
@@ -75,7 +75,7 @@ def detect_is_causal(mask, is_causal: bool | None, batch_first: bool, x) -> bool
     if is_causal is not None or mask is None:
         return bool(is_causal)
     size = x.shape[1 if batch_first and x.ndim == 3 else 0]
-    if tuple(mask.shape) != (size, size) or state.tracer is not None:
+    if tuple(mask.shape) != (size, size) or capture.recorder() is not None:
         return False  # the mask applies as given: the same values, and no host read mid-trace
     return bool((mask == square_subsequent_mask(size, mask.device, mask.dtype)).all())
 

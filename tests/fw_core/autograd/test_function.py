@@ -379,7 +379,7 @@ def test_multi_output_function_backward_under_an_inspector():
                           on_op=lambda event: seen.append((event.op.name, event.phase)))
     SinCos = _two_outputs()
     x = fw.tensor(VALUES, requires_grad=True)
-    with fw.inspect.activated(inspector):
+    with fw.inspectors.activated(inspector):
         s, c = SinCos.apply(x)
         (s + c).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(VALUES) - np.sin(VALUES))

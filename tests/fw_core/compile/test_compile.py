@@ -262,7 +262,7 @@ def test_active_inspectors_see_every_op_because_calls_run_eagerly():
     x = fw.ones(2)
     f(x)
     f(x)
-    with fw.inspect.activated(inspector):
+    with fw.inspectors.activated(inspector):
         f(x)
     assert seen == ["mul", "exp"] and f.counts["eager_calls"] == 1
 

@@ -136,7 +136,7 @@ def loaded(zoo) -> dict:
         out["toy"] = (x.to("toy") * x.to("toy")).tolist()
         out["alt"] = (x.to("alt") + x.to("alt")).to("cpu").tolist()
         out["ops"] = sorted(fw.OPS)
-        out["inspectors"] = fw.inspect.registered()
+        out["inspectors"] = fw.inspectors.registered()
         out["devices"] = sorted(fw.available_devices())
         out["dispatch"] = {f"{r['op']}@{r['device']}": [r["plugin"], r["why"]]
                            for r in fw.plugins.dispatch_table()}

@@ -75,7 +75,7 @@ def test_use_reloads_with_a_selection_and_none_restores_the_environment(three):
         out["use"] = states("fw_core", "fw_toy", "fw_cube", "fw_tools", "fw_cpu")
         out["use_returns_info"] = [i.name for i in infos] == [i.name for i in fw.plugins.info()]
         out["after_use"] = [len(fw_tools.CONFIGS), len(fw_tools.UNCONFIGURED)]
-        out["inspectors"] = fw.inspect.registered()
+        out["inspectors"] = fw.inspectors.registered()
         out["rules"] = [r.name for r in fw.plugins.fusion_rules("cpu")]
         out["x_still_works"] = (x + x).tolist()
         try:

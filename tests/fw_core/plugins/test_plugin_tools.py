@@ -46,23 +46,23 @@ def test_inspector_sees_ops_only_while_activated(site):
 
         encoder = Encoder()
         x = fw.tensor([1.0, -2.0], requires_grad=True)
-        out["registered"], out["active_before"] = fw.inspect.registered(), fw.inspect.active()
+        out["registered"], out["active_before"] = fw.inspectors.registered(), fw.inspectors.active()
         y = encoder(x)
         out["events_inactive"] = list(fw_tools.EVENTS)
-        with fw.inspect.activated("fw_tools.recorder"):
-            out["active"] = fw.inspect.active()
+        with fw.inspectors.activated("fw_tools.recorder"):
+            out["active"] = fw.inspectors.active()
             y = encoder(x)
             out["forward"] = list(fw_tools.EVENTS)
             del fw_tools.EVENTS[:]
             y.backward(fw.ones_like(y))
         out["events"] = list(fw_tools.EVENTS)
         out["backwards"] = list(fw_tools.BACKWARDS)
-        out["active_after"] = fw.inspect.active()
+        out["active_after"] = fw.inspectors.active()
         fw.relu(x)
         out["events_after"] = len(fw_tools.EVENTS)
         out["grad"] = x.grad.tolist()
         try:
-            fw.inspect.activate("fw_tools.recorderr")
+            fw.inspectors.activate("fw_tools.recorderr")
         except errors.PluginError as e:
             out["unknown"] = str(e)
     """)

@@ -1,7 +1,8 @@
 """Inspectors: observers plugins register, switched on and off by name, per thread.
 
-While none is active the per-op cost is one flag read (``state.inspecting``). A running trace
-(fw.compile) raises the same flag, so tracing costs nothing per op either when it is off.
+While none is active the per-op cost is one flag read (``state.observed``). A running recorder
+(fw.compile's tracer, see :mod:`fw_core.capture`) raises the same flag and is told about every op
+here too, so recording costs nothing per op either when it is off.
 Activation belongs to the thread that asks for it (as grad mode does): an inspector switched on
 in one thread sees that thread's ops and backward passes only. The registry of inspectors is
 shared by all threads.
@@ -33,8 +34,8 @@ def _reset(inspectors: dict[str, Inspector]) -> None:
 
 
 def publish() -> None:
-    """Recompute this thread's per-op flag from its active inspectors and its running trace."""
-    state.inspecting = bool(state.inspectors) or state.tracer is not None
+    """Recompute this thread's per-op flag from its active inspectors and its recorder."""
+    state.observed = bool(state.inspectors) or state.recorder is not None
 
 
 def registered() -> list[str]:
@@ -76,7 +77,7 @@ def deactivate(name_or_inspector) -> None:
 
 @contextlib.contextmanager
 def activated(name_or_inspector):
-    """``with fw.inspect.activated("fw_debugger.anomaly"): ...``"""
+    """``with fw.inspectors.activated("fw_debugger.anomaly"): ...``"""
     inspector = activate(name_or_inspector)
     try:
         yield inspector
@@ -85,21 +86,25 @@ def activated(name_or_inspector):
 
 
 def notify_op(op, inputs, attrs, output) -> None:
-    tracer = state.tracer
-    if tracer is not None:
-        tracer.on_op(op, inputs, attrs, output)
+    """An op finished (the dispatcher calls this only while ``state.observed``)."""
+    recorder = state.recorder
+    if recorder is not None:
+        recorder.on_op(op, inputs, attrs, output)
     if state.inspectors:
-        _notify(OpEvent(op, inputs, output, state.module_path, "forward", attrs))
+        _notify(OpEvent(op, inputs, output, state.module_path, "forward", attrs, output._node,
+                        state.vjp_node is not None, state.in_backward))
 
 
 def notify_backward(node, grad, input_grads) -> None:
+    """``node``'s gradient rule turned ``grad`` into ``input_grads``."""
     if state.inspectors:
-        _notify(OpEvent(node.op, (grad,), input_grads, node.module, "backward", node.attrs))
+        _notify(OpEvent(node.op, (grad,), input_grads, node.module, "backward", node.attrs, node,
+                        True, True))
 
 
 def _notify(event: OpEvent) -> None:
     # ops an inspector runs to look at tensors are not themselves inspected
-    state.inspecting = False
+    state.observed = False
     try:
         for inspector in state.inspectors:
             if inspector.on_op is not None:
