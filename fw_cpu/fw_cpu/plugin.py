@@ -9,10 +9,10 @@ from fw_core.records import KernelSpec, MemoryPolicy
 
 from . import heap, special
 from .device import CPU
-from .fast_pool import fast_pooling
-from .fast_rows import fast_rows
 from .fused_optim import fused_adam
 from .kernels import all_kernels
+from .pool_loops import fast_pooling
+from .row_loops import row_loops
 
 
 @hookimpl
@@ -25,7 +25,7 @@ def fw_register_kernels():
     table = all_kernels(np, special)
     table["adam_update"] = fused_adam(table["adam_update"])
     table.update(fast_pooling(table))
-    table.update(fast_rows(table))
+    table.update(row_loops(table))
     return [KernelSpec(op=name, device="cpu", fn=fn) for name, fn in table.items()]
 
 

@@ -6,7 +6,7 @@ dtype with NumPy's semantics (NaN propagation included: ``np.maximum`` rather th
 constants are wrapped in that dtype (``np.float32(0.5)``) as NumPy does with Python scalars, so
 float32 stays float32 and results match the unfused kernels to a few ulps. A float32 formula
 that calls a math-library function is computed in float64 instead and rounded once, its
-``exp``/``erf``/``erfc``/``tanh`` taken from :mod:`fw_cpu.fast_math` (vectorisable text where
+``exp``/``erf``/``erfc``/``tanh`` taken from :mod:`fw_cpu.vector_math` (vectorisable text where
 libm's would be called per element): within an ulp of the exact result.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from fw_core.compile.layout import computable, compute_dtype, node_formula
 from fw_core.ops import scalar
 
-from .. import fast_math
+from .. import vector_math
 
 #: dtypes the generated loops handle (float16 and complex are left to the unfused kernels)
 DTYPES = frozenset(["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"])
@@ -73,8 +73,8 @@ def statements(expr: scalar.Expr, args: list[str], dtype: np.dtype, name: str) -
     lines = []
     for k, e in enumerate(scalar.schedule(expr)):
         operands = [text(a) for a in e.args]
-        if wide and e.op in fast_math.FLOAT64_TEXTS:
-            body = fast_math.FLOAT64_TEXTS[e.op](operands[0])
+        if wide and e.op in vector_math.FLOAT64_TEXTS:
+            body = vector_math.FLOAT64_TEXTS[e.op](operands[0])
         else:
             body = _TEMPLATES[e.op].format(*operands)
         texts[e] = name if e is expr else f"{name}_{k}"

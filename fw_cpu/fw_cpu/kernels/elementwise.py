@@ -8,7 +8,7 @@ import numpy as np
 
 from fw_core.errors import DivisionByZeroError
 
-from ..fast_math import Float32Kernels
+from ..vector_math import Float32Kernels
 
 
 def kernels(xp, special) -> dict:

@@ -1,4 +1,4 @@
-"""The Numba row loops of fw_cpu/fast_rows.py agree with the generic kernels they replace.
+"""The Numba row loops of fw_cpu/row_loops.py agree with the generic kernels they replace.
 
 Elementwise float32 outputs within rtol 1e-6 / atol 1e-7 (the sums accumulate differently),
 reductions within 1e-6 relative, NaN and inf in the same places; class_distribution exactly.
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import scipy.special
 
-from fw_cpu.fast_rows import MIN_ELEMENTS, fast_rows
 from fw_cpu.kernels import all_kernels
 from fw_cpu.plugin import fw_register_kernels
+from fw_cpu.row_loops import MIN_ELEMENTS, row_loops
 
 GENERIC = all_kernels(np, scipy.special)
-FAST = fast_rows(GENERIC)
+FAST = row_loops(GENERIC)
 DTYPES = (np.float32, np.float64)
 TOLERANCE = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-12, atol=1e-15)}
 LOG_TOLERANCE = {np.float32: dict(rtol=1e-6, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-14)}
@@ -177,4 +177,4 @@ def test_class_distribution_other_forms_fall_back():
 def test_plugin_registers_the_loops():
     specs = {spec.op: spec.fn for spec in fw_register_kernels()}
     for name in ("softmax", "safe_softmax", "log_softmax", "cross_entropy", "class_distribution"):
-        assert specs[name].__module__ == "fw_cpu.fast_rows"
+        assert specs[name].__module__ == "fw_cpu.row_loops"

@@ -1,4 +1,4 @@
-"""Fast float32 exp, erf, erfc and tanh on the CPU, for formulas computed in float64.
+"""Vectorisable exp, erf, erfc and tanh for Numba loops over float32 data, computed in float64.
 
 ``scipy.special.erf`` on float32 and the libm ``erf``/``tanh`` that Numba calls per element cost
 15-30 ns an element (GELU over 512K floats took ~10 ms; PyTorch takes under 1 ms): a call per
@@ -6,7 +6,7 @@ element keeps LLVM from vectorising the loop. Here each function is a branch-lig
 formula made only of multiply-adds, comparisons and one division (polynomials fitted by
 Chebyshev interpolation against ``scipy.special`` in float64), so a Numba loop over float32
 data vectorises: a float32 result is the float64 value rounded once, within 1 ulp of the
-exact result (relative error of the formulas below 3e-10; tests/fw_cpu/test_fast_math.py
+exact result (relative error of the formulas below 3e-10; tests/fw_cpu/test_vector_math.py
 checks it densely, tails and special values included).
 
 ``exp`` is the only transcendental inside: ``exp(y) = E(y / 128) ** 128`` with a degree-12

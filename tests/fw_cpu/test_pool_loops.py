@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import scipy.special
 
-from fw_cpu import fast_pool
+from fw_cpu import pool_loops
 from fw_cpu.kernels.pooling import kernels
 
 GENERIC = kernels(np, scipy.special)
-FAST = fast_pool.fast_pooling(GENERIC)
+FAST = pool_loops.fast_pooling(GENERIC)
 
 # (kernel, stride, padding, dilation, ceil_mode)
 WINDOWS = [((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 3), (1, 1), (1, 1), (1, 1), False),
@@ -23,7 +23,7 @@ SHAPES = [(2, 3, 7, 9), (3, 1, 10, 10), (5, 8, 8), (1, 1, 6, 13)]
 
 @pytest.fixture(autouse=True)
 def _every_size_takes_the_loops(monkeypatch):
-    monkeypatch.setattr(fast_pool, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(pool_loops, "MIN_ELEMENTS", 0)
 
 
 def _input(rng, shape, dtype, kind):

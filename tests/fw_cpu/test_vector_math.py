@@ -1,4 +1,4 @@
-"""fw_cpu.fast_math: the vectorised float32 erf / GELU / sigmoid / tanh / exp formulas against a
+"""fw_cpu.vector_math: the vectorised float32 erf / GELU / sigmoid / tanh / exp formulas against a
 float64 SciPy reference, over dense samples of the whole float32 range (tails, subnormals,
 +-inf, NaN), through the eager kernels and through generated fused loops."""
 
@@ -9,7 +9,7 @@ import pytest
 import scipy.special as sp
 
 from fw_core.ops import registry, scalar
-from fw_cpu import fast_math, plugin
+from fw_cpu import plugin, vector_math
 from fw_cpu.fusion import render, rules
 from tests.fw_core.compile.test_passes import Build
 from tests.fw_cpu.test_fusion import group_of
@@ -76,7 +76,7 @@ def test_eager_kernel_is_within_an_ulp_everywhere(name, attrs):
 @pytest.mark.parametrize("name, attrs", EAGER)
 def test_eager_kernel_keeps_shape_and_small_arrays_keep_scipy(name, attrs):
     kernel = KERNELS[name]
-    block = X[: 3 * fast_math.MIN_ELEMENTS].reshape(3, 4, -1)[:, ::2]  # strided, 3-d
+    block = X[: 3 * vector_math.MIN_ELEMENTS].reshape(3, 4, -1)[:, ::2]  # strided, 3-d
     assert_close(kernel(block, **attrs), block, ref_name(name, attrs))
     small = np.float32([-1.5, -0.5, 0.0, 0.5, 3.0])  # the float32 SciPy formulas (no tails)
     np.testing.assert_allclose(kernel(small, **attrs), reference(ref_name(name, attrs), small),

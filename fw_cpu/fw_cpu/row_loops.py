@@ -5,7 +5,7 @@ scores (max, subtract, exp, sum, scale, a fancy-index pick) and NumPy's float32 
 vectorised on AVX2 machines: a (1024, 1000) float32 softmax or cross_entropy took 4-5 ms, a
 one-hot class_distribution 2.3 ms. Here each row is read a few times while it sits in the cache:
 its maximum, then ``exp`` of the differences into the output (or a scratch row) and their sum,
-then the scaling. float32 rows take fast_math's ``exp`` (a vectorised float64 polynomial, within
+then the scaling. float32 rows take vector_math's ``exp`` (a vectorised float64 polynomial, within
 1 ulp of the rounded exact value; NumPy's float32 ``exp`` is within 2); float64 rows take libm's.
 
 The results match the generic kernels within float reassociation (the sums accumulate in
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fast_math import exp32_text
+from .vector_math import exp32_text
 
 #: inputs with fewer elements use the generic kernels, where a Numba call would not pay
 MIN_ELEMENTS = 1 << 12
@@ -177,7 +177,7 @@ def _rows(x, dim):
     return x.reshape(-1, x.shape[-1])
 
 
-def fast_rows(table: dict) -> dict:
+def row_loops(table: dict) -> dict:
     """Replacements for the softmax family, ``cross_entropy`` and ``class_distribution`` of
     ``table`` (the generic CPU kernels): the Numba loops where they apply."""
     generic = {name: table[name] for name in
