@@ -7,12 +7,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from .lr_scheduler import (
-    LRScheduler,
-    ReduceLROnPlateau,
-    _require,
-    _require_optimizer,
-)
+from .lr_plateau import ReduceLROnPlateau
+from .lr_scheduler import LRScheduler, _require, _require_optimizer
 from .optimizer import Optimizer
 
 

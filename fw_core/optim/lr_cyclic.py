@@ -1,11 +1,14 @@
 """Cyclic learning-rate schedules: CyclicLR (triangular waves between two bounds, momentum
-the other way) and CosineAnnealingWarmRestarts (SGDR: cosine decays that restart)."""
+the other way), CosineAnnealingWarmRestarts (SGDR: cosine decays that restart) and OneCycleLR
+(one warm-up and one annealing, momentum the other way)."""
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 
+from ..ops.meta import describe
 from .lr_scheduler import (
     LRScheduler,
     _callable_state,
@@ -18,7 +21,7 @@ from .lr_scheduler import (
     _set_momentum,
     _start_momentum_cycle,
 )
-from .optimizer import Optimizer
+from .optimizer import ArgumentError, Optimizer
 
 _MODES = ("triangular", "triangular2", "exp_range")
 
@@ -202,3 +205,120 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith): warm the learning rate up from ``max_lr / div_factor`` to
+    ``max_lr``, then anneal it to ``initial_lr / final_div_factor``; momentum (SGD's
+    ``momentum`` or Adam's beta1) moves the opposite way. Step it after every batch.
+
+    Args:
+        optimizer: the optimizer.
+        max_lr: peak learning rate, or one per group.
+        total_steps: number of steps in the cycle; or give ``epochs`` and ``steps_per_epoch``.
+        pct_start: fraction of the cycle spent warming up.
+        anneal_strategy: ``"cos"`` or ``"linear"``.
+        cycle_momentum: cycle momentum inversely between ``max_momentum`` and
+            ``base_momentum`` (each a number or one per group).
+        div_factor: ``initial_lr = max_lr / div_factor``.
+        final_div_factor: ``min_lr = initial_lr / final_div_factor``.
+        three_phase: warm up, come back down symmetrically, then anneal to ``min_lr`` (the
+            paper's schedule) instead of two phases (fastai's).
+
+    Raises:
+        ArgumentError: bad arguments, or stepping past ``total_steps``.
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | Sequence[float],
+                 total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
+                 base_momentum: float | Sequence[float] = 0.85,
+                 max_momentum: float | Sequence[float] = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1):
+        _require_optimizer(self, optimizer)
+        self.optimizer = optimizer
+        if total_steps is not None:
+            _require(_is_int(total_steps) and total_steps > 0, self,
+                     f"total_steps must be a positive integer, got {total_steps!r}",
+                     total_steps=total_steps)
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+                _require(_is_int(value) and value > 0, self,
+                         f"{name} must be a positive integer, got {value!r}", **{name: value})
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ArgumentError("give total_steps, or both epochs and steps_per_epoch",
+                                op="OneCycleLR",
+                                inputs=describe(total_steps=total_steps, epochs=epochs,
+                                                steps_per_epoch=steps_per_epoch),
+                                hint="e.g. OneCycleLR(opt, max_lr=0.1, total_steps=1000)")
+        _require(isinstance(pct_start, numbers.Real) and 0 <= pct_start <= 1, self,
+                 f"pct_start must be a number in [0, 1], got {pct_start!r}", pct_start=pct_start)
+        _require(anneal_strategy in ("cos", "linear"), self,
+                 f"anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}",
+                 anneal_strategy=anneal_strategy)
+        self.anneal_strategy = anneal_strategy
+        warm_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                {"end_step": warm_end, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": float(2 * pct_start * self.total_steps) - 2,
+                 "start_lr": "max_lr", "end_lr": "initial_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "initial_lr",
+                 "end_lr": "min_lr", "start_momentum": "max_momentum",
+                 "end_momentum": "max_momentum"},
+            ]
+        else:
+            self._schedule_phases = [
+                {"end_step": warm_end, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
+            ]
+        max_lrs = _per_group(self, "max_lr", max_lr, optimizer)
+        if last_epoch == -1:
+            for group, top in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            _start_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ArgumentError(
+                f"stepped {step} times, but total_steps is {self.total_steps}",
+                op="OneCycleLR", inputs=describe(step=step, total_steps=self.total_steps),
+                hint="set total_steps (or epochs * steps_per_epoch) to the number of batches "
+                "you train on")
+        lrs = []
+        last = len(self._schedule_phases) - 1
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step <= end_step or i == last:
+                    pct = (step - start_step) / (end_step - start_step)
+                    lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal(group[phase["start_momentum"]],
+                                                group[phase["end_momentum"]], pct)
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                _set_momentum(self, group, momentum)
+        return lrs
