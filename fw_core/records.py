@@ -61,9 +61,9 @@ class OpDef:
 
     Attributes:
         name: the op's unique name ("relu", "matmul").
-        family: the module of ``fw_core.ops`` that declares it: "creation", "elementwise",
-            "broadcast", "reduction", "shape", "indexing", "linalg", "conv", "nn", "attention",
-            "rnn", "loss" or "optim".
+        family: the group ``fw ops --family`` lists it under ("elementwise", "reduction",
+            "shape", "conv", "loss"...; a plugin may name its own). Listings and explanations
+            read it; no compiler pass decides anything by it.
         doc: the maths, in one or two sentences.
         signature: the user-facing signature, e.g. ``"relu(x: Tensor) -> Tensor"``.
         meta: ``meta(*input_specs, **attrs) -> TensorSpec``: output shape and dtype from input

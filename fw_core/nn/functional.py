@@ -56,8 +56,8 @@ from ..ops import attention as _attention
 from ..ops import elementwise as _ew
 from ..ops import linalg as _linalg
 from ..ops import nn as _nn
+from ..ops import rearrange as _rearrange
 from ..ops import resample as _resample
-from ..ops import shape as _shape
 from ..ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..ops.ctc import ctc_loss
 from ..ops.distance import cosine_similarity, pairwise_distance
@@ -254,12 +254,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad) / 2 dimensions: ``pad = (left, right, top, bottom, ...)``, from
     the last dimension backwards; mode "constant", "reflect", "replicate" or "circular"."""
-    return _shape.pad(input, pad, mode, value)
+    return _rearrange.pad(input, pad, mode, value)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 (*, num_classes) with a 1 at each index (num_classes=-1: max index + 1)."""
-    return _shape.one_hot(tensor, num_classes)
+    return _rearrange.one_hot(tensor, num_classes)
 
 
 # -- normalisation, dropout, embedding, attention -------------------------------------------------

@@ -20,7 +20,8 @@ from .._state import state
 from ..errors import ArgumentTypeError, InvalidArgumentError, ShapeError
 from ..ops.creation import tensor, zeros
 from ..ops.index_update import index_add
-from ..ops.shape import pad, permute, reshape
+from ..ops.rearrange import pad
+from ..ops.shape import permute, reshape
 from ..tensor import Tensor
 
 

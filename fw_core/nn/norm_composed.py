@@ -10,7 +10,7 @@ __all__ = ["instance_norm", "local_response_norm"]
 
 from ..errors import ShapeError
 from ..ops import nn as _nn
-from ..ops import shape as _shape
+from ..ops import rearrange as _rearrange
 from ..ops.meta import argument_error, describe
 from ..ops.pooling import avg_pool2d, avg_pool3d
 
@@ -78,10 +78,10 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
         return input
     div = input * input
     if len(shape) == 3:
-        div = _shape.pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = _rearrange.pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
         div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
     else:
         div = div.reshape(shape[0], 1, shape[1], shape[2], -1)
-        div = _shape.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = _rearrange.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
         div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(shape)
     return input / (div * alpha + k) ** beta

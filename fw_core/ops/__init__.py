@@ -25,6 +25,7 @@ from . import (
     nn,
     optim,
     pooling,
+    rearrange,
     reduction,
     resample,
     rnn,
@@ -41,9 +42,9 @@ from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, bitwise, broadcast, reduction, shape,
-            indexing, linalg, conv, pooling, resample, nn, attention, rnn, loss, optim, composed,
-            sorting, scans, unique, selection, index_update, diagonals, windows, sampling,
-            counting, linalg_composed)
+            rearrange, indexing, linalg, conv, pooling, resample, nn, attention, rnn, loss, optim,
+            composed, sorting, scans, unique, selection, index_update, diagonals, windows,
+            sampling, counting, linalg_composed)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

@@ -21,7 +21,8 @@ from ..tensor import Tensor
 from ._shape_support import _SUMS, _op, _reshape
 from .dispatch import apply
 from .meta import located, normalize_dim
-from .shape import expand, flip, transpose
+from .rearrange import flip
+from .shape import expand, transpose
 
 
 def _windows(size: int, window: int, step: int) -> int:

@@ -20,8 +20,9 @@ from ...ops.elementwise import where
 from ...ops.linalg import linear, matmul
 from ...ops.meta import argument_error, located
 from ...ops.nn import dropout, softmax
+from ...ops.rearrange import pad, triu
 from ...ops.reduction import mean
-from ...ops.shape import cat, expand, pad, permute, reshape, squeeze, transpose, triu, unsqueeze
+from ...ops.shape import cat, expand, permute, reshape, squeeze, transpose, unsqueeze
 from .. import init
 from ..module import Module
 from ..parameter import Parameter

@@ -14,7 +14,7 @@ import numbers
 
 from ...errors import ArgumentTypeError
 from ...ops.meta import argument_error
-from ...ops.shape import pad
+from ...ops.rearrange import pad
 from ..module import Module
 from ._check import check_ndim
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from ... import capture
 from ...ops.creation import full
 from ...ops.meta import argument_error
-from ...ops.shape import triu
+from ...ops.rearrange import triu
 from .. import functional as F
 from ..module import Module
 from ._check import check_size
