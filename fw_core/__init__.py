@@ -49,6 +49,7 @@ from .ops.loss_composed import *  # noqa: E402,F403
 from .ops.loss_margin import *  # noqa: E402,F403
 from .ops.ctc import *  # noqa: E402,F403
 from .ops.nn import *  # noqa: E402,F403
+from .ops.normalization import *  # noqa: E402,F403
 from .ops.reduction import *  # noqa: E402,F403
 from .ops.rearrange import *  # noqa: E402,F403
 from .ops.shape import *  # noqa: E402,F403

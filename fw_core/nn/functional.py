@@ -56,6 +56,7 @@ from ..ops import attention as _attention
 from ..ops import elementwise as _ew
 from ..ops import linalg as _linalg
 from ..ops import nn as _nn
+from ..ops import normalization as _normalization
 from ..ops import rearrange as _rearrange
 from ..ops import resample as _resample
 from ..ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
@@ -268,26 +269,26 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Per-channel normalisation of (N, C, *) by batch (training, updating the running
     statistics in place) or running statistics (evaluation)."""
-    return _nn.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
-                          eps)
+    return _normalization.batch_norm(input, running_mean, running_var, weight, bias, training,
+                                     momentum, eps)
 
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalisation of each sample over its trailing ``normalized_shape`` dimensions."""
-    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+    return _normalization.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalisation of (N, C, *) over groups of C / num_groups channels."""
-    return _nn.group_norm(input, num_groups, weight, bias, eps)
+    return _normalization.group_norm(input, num_groups, weight, bias, eps)
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the trailing ``normalized_shape`` dimensions."""
-    return _nn.rms_norm(input, normalized_shape, weight, eps)
+    return _normalization.rms_norm(input, normalized_shape, weight, eps)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False

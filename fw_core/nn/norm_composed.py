@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = ["instance_norm", "local_response_norm"]
 
 from ..errors import ShapeError
-from ..ops import nn as _nn
+from ..ops import normalization as _normalization
 from ..ops import rearrange as _rearrange
 from ..ops.meta import argument_error, describe
 from ..ops.pooling import avg_pool2d, avg_pool3d
@@ -53,7 +53,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if running_mean is not None:
         mean_rep = running_mean.detach().repeat(n)
         var_rep = running_var.detach().repeat(n)
-    out = _nn.batch_norm(folded, mean_rep, var_rep, None, None, use_input_stats, momentum, eps)
+    out = _normalization.batch_norm(folded, mean_rep, var_rep, None, None, use_input_stats,
+                                    momentum, eps)
     if running_mean is not None and use_input_stats:
         running_mean.copy_(mean_rep.reshape(n, c).mean(0))
         running_var.copy_(var_rep.reshape(n, c).mean(0))

@@ -2,9 +2,9 @@
 
 ``fw.ops.get("relu")`` returns an op's contract; ``fw.ops.OPS`` lists all loaded ops.
 Families: creation, elementwise (with transcendental, its further functions, and bitwise),
-broadcast, reduction, shape, indexing (with selection, index_update), diagonals, windows,
-sorting, scans, linalg (with linalg_composed), counting, conv, pooling, resample, nn, attention,
-rnn, loss, optim.
+broadcast, reduction, shape (with rearrange), indexing (with selection, index_update),
+diagonals, windows, sorting, scans, linalg (with linalg_composed), counting, conv, pooling,
+resample, nn, normalization, attention, rnn, loss, optim.
 """
 
 from . import (
@@ -23,6 +23,7 @@ from . import (
     linalg_composed,
     loss,
     nn,
+    normalization,
     optim,
     pooling,
     rearrange,
@@ -42,9 +43,9 @@ from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
 FAMILIES = (creation, elementwise, transcendental, bitwise, broadcast, reduction, shape,
-            rearrange, indexing, linalg, conv, pooling, resample, nn, attention, rnn, loss, optim,
-            composed, sorting, scans, unique, selection, index_update, diagonals, windows,
-            sampling, counting, linalg_composed)
+            rearrange, indexing, linalg, conv, pooling, resample, nn, normalization, attention,
+            rnn, loss, optim, composed, sorting, scans, unique, selection, index_update,
+            diagonals, windows, sampling, counting, linalg_composed)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

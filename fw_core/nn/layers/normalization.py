@@ -12,7 +12,7 @@ from ... import dtypes as _dt
 from ...errors import ShapeError
 from ...ops.creation import ones, tensor, zeros
 from ...ops.meta import argument_error, describe
-from ...ops.nn import batch_norm, group_norm, layer_norm, rms_norm
+from ...ops.normalization import batch_norm, group_norm, layer_norm, rms_norm
 from .. import init
 from ..module import Module
 from ._check import check_features, check_ndim, check_range, check_size
