@@ -12,8 +12,9 @@ __all__ = ["addcdiv", "addcmul", "allclose", "equal", "isclose", "isfinite", "is
 
 from ..tensor import Tensor
 from . import elementwise as _ew
+from ._reduction_support import numpy_names
 from .meta import argument_error
-from .reduction import STD, VAR, mean, numpy_names, std, var
+from .reduction import STD, VAR, mean, std, var
 
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08,
