@@ -24,18 +24,17 @@ from __future__ import annotations
 import atexit
 import contextlib
 import faulthandler
-import functools
 import os
-import re
 import time
 from dataclasses import dataclass, field
 
 import importlib_metadata
 import pluggy
 
-from . import hookspecs, kernel_chain, plugin_conflicts
+from . import hookspecs, kernel_chain, plugin_conflicts, plugin_discovery
 from .device import registry as device_registry
 from .errors import PluginError
+from .plugin_discovery import CORE, GROUP
 from .records import (
     DeviceSpec,
     FusionRule,
@@ -47,9 +46,6 @@ from .records import (
     PluginConfig,
     ThreadPool,
 )
-
-GROUP = "fw.plugins"
-CORE = "fw_core"
 
 LOADED, BLOCKED, FAILED, NO_DEVICE = "loaded", "blocked", "failed", "no device"
 
@@ -175,7 +171,7 @@ def isolated_info(timeout: float = 60.0) -> list[PluginInfo]:
 
     allow, blocked = _selection()
     rows, isolated = [], []
-    for name, _, version, dist in _candidates():
+    for name, _, version, dist in plugin_discovery.candidates(_tables.in_process):
         row = _tables.infos.get(name) if name == CORE or name in _tables.in_process else None
         if row is None:
             row = _row(name, version, dist)
@@ -277,89 +273,6 @@ def _selection() -> tuple[set[str] | None, set[str]]:
     return (None if allow is None else {n.strip() for n in allow if n.strip()}), blocked
 
 
-#: a requirement's project name (PEP 508), and what follows it
-_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(.*)", re.S)
-
-
-def _incompatibility(dist) -> str | None:
-    """Why a plugin's distribution cannot run with this fw-core, or None.
-
-    Only its requirements that name fw-core are parsed, and a plain one (``fw-core>=0.1``: no
-    extras, marker or URL) as a specifier set alone: ``packaging.requirements`` costs
-    ``import fw_core`` about 10 ms, which the rare other forms still pay."""
-    from . import __version__
-
-    for text in _headers(dist).get("requires-dist", ()):
-        named = _REQUIREMENT_NAME.match(text)
-        # PEP 503's normalised name: runs of "-", "_", "." are one "-", case folded
-        if named is None or re.sub(r"[-_.]+", "-", named[1]).lower() != "fw-core":
-            continue
-        specifier = _fw_core_specifier(text, named[2].strip())
-        if specifier is not None and not specifier.contains(__version__, prereleases=True):
-            return f"needs fw-core{specifier}, but fw-core {__version__} is installed"
-    return None
-
-
-def _fw_core_specifier(text: str, rest: str):
-    """The version specifier of the fw-core requirement ``text`` (``rest``: what follows the
-    name), or None when it does not apply (a marker) or cannot be read."""
-    if not re.search(r"[\[;@]", rest):
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            return SpecifierSet(rest.strip("() "))
-        except InvalidSpecifier:
-            return None
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    try:
-        req = Requirement(text)
-    except InvalidRequirement:
-        return None
-    return req.specifier if req.marker is None else None
-
-
-@functools.lru_cache(maxsize=64)
-def _headers(dist) -> dict[str, list[str]]:
-    """The header fields of a distribution's METADATA (lower-case name -> values), read as
-    lines, once per distribution object (the version, then the requirements): ``dist.version``
-    and ``dist.requires`` parse it with email.parser and its policies, whose import costs
-    ``import fw_core`` ~8 ms."""
-    fields: dict[str, list[str]] = {}
-    last = None
-    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
-        if not line.strip():
-            break  # the body (the long description) follows the first blank line
-        if line[0] in " \t" and last is not None:  # a folded continuation of the last field
-            last[-1] += " " + line.strip()
-            continue
-        name, _, value = line.partition(":")
-        last = fields.setdefault(name.strip().lower(), [])
-        last.append(value.strip())
-    return fields
-
-
-def _candidates():
-    """(name, loader, version, distribution) in load order: fw_core's builtins first, then the
-    entry points and the plugins registered in this process, by name, so that nothing depends
-    on the order of ``sys.path``. Of two distributions publishing one plugin name, the first by
-    distribution name is used."""
-    from . import __version__, builtin
-
-    found = {}
-    entry_points = importlib_metadata.entry_points(group=GROUP)
-    for ep in sorted(entry_points, key=lambda ep: (ep.name, ep.dist.name if ep.dist else "")):
-        if ep.name != CORE:
-            version = _headers(ep.dist).get("version", ["?"])[0] if ep.dist else "?"
-            found.setdefault(ep.name, (ep, version, ep.dist))
-    for name, plugin in _tables.in_process.items():
-        # register() refuses installed names; setdefault guards against later installs
-        found.setdefault(name, ((lambda plugin=plugin: plugin), "in-process", None))
-    yield CORE, (lambda: builtin), __version__, None
-    for name in sorted(found):
-        yield (name, *found[name])
-
-
 def _row(name: str, version: str, dist) -> PluginInfo:
     return PluginInfo(name, version, dist.name if dist is not None else "fw-core", LOADED)
 
@@ -393,7 +306,7 @@ def load() -> None:
     infos: dict[str, PluginInfo] = {}
     modules = {}
     with _traceback_on_crash():
-        for name, source, version, dist in _candidates():
+        for name, source, version, dist in plugin_discovery.candidates(_tables.in_process):
             info_ = infos[name] = _row(name, version, dist)
             if _blocked(info_, allow, blocked):
                 continue
@@ -414,7 +327,7 @@ def _import(info_: PluginInfo, source, dist):
     first import in this process is kept in ``info_.import_seconds``."""
     name, dist_name = info_.name, info_.distribution
     if dist is not None:
-        why = _incompatibility(dist)
+        why = plugin_discovery.incompatibility(dist)
         if why:
             _fail(info_, f"incompatible version: {why}",
                   f"pip install -U {dist_name} fw-core (or install a {dist_name} release "
