@@ -44,6 +44,7 @@ from .ops.creation import *  # noqa: E402,F403
 from .ops.elementwise import *  # noqa: E402,F403
 from .ops.indexing import *  # noqa: E402,F403
 from .ops.linalg import *  # noqa: E402,F403
+from .ops.cross_entropy import *  # noqa: E402,F403
 from .ops.loss import *  # noqa: E402,F403
 from .ops.loss_composed import *  # noqa: E402,F403
 from .ops.loss_margin import *  # noqa: E402,F403

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import random as _random
 from ..errors import DTypeError, ShapeError
-from ..ops import shape as _shape
+from ..ops import rearrange as _rearrange
 from ..ops.creation import from_numpy, tensor
 from ..ops.elementwise import div, sub
 from ..ops.meta import describe
@@ -218,10 +218,10 @@ class RandomCrop:
         if isinstance(image, Tensor):
             if left or top or right or bottom:
                 if self.padding_mode == "constant":
-                    image = _shape.pad(image, (left, right, top, bottom), value=self.fill)
+                    image = _rearrange.pad(image, (left, right, top, bottom), value=self.fill)
                 else:
                     mode = {"edge": "replicate"}.get(self.padding_mode, self.padding_mode)
-                    image = _shape.pad(image, (left, right, top, bottom), mode=mode)
+                    image = _rearrange.pad(image, (left, right, top, bottom), mode=mode)
             return image[..., i:i + h, j:j + w]
         return _map_array(image, lambda a: self._crop_array(a, (top, bottom, left, right),
                                                              i, j), "RandomCrop")
@@ -257,7 +257,7 @@ class RandomHorizontalFlip:
         if (self.generator or sample_generator()).numpy.random() >= self.p:
             return image
         if isinstance(image, Tensor):
-            return _shape.flip(image, (-1,))
+            return _rearrange.flip(image, (-1,))
         return _map_array(image, lambda a: a[:, ::-1], "RandomHorizontalFlip")
 
     def __repr__(self) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..ops.creation import arange, eye
 from ..ops.elementwise import sqrt
-from ..ops.shape import flip, stack
+from ..ops.rearrange import flip
+from ..ops.shape import stack
 from ..tensor import Tensor
 
 

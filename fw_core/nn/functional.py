@@ -60,16 +60,15 @@ from ..ops import normalization as _normalization
 from ..ops import rearrange as _rearrange
 from ..ops import resample as _resample
 from ..ops.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from ..ops.cross_entropy import cross_entropy, nll_loss
 from ..ops.ctc import ctc_loss
 from ..ops.distance import cosine_similarity, pairwise_distance
 from ..ops.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
-    cross_entropy,
     kl_div,
     l1_loss,
     mse_loss,
-    nll_loss,
     smooth_l1_loss,
 )
 from ..ops.loss_composed import gaussian_nll_loss, huber_loss, poisson_nll_loss

@@ -23,9 +23,9 @@ def get(loss):
     if callable(loss):
         return loss
     if isinstance(loss, str) and loss.lower() in _ALIASES:
-        from ..ops import loss as loss_ops
+        from ..nn import functional
 
-        return getattr(loss_ops, _ALIASES[loss.lower()])
+        return getattr(functional, _ALIASES[loss.lower()])
     raise FwError(f"unknown loss {loss!r}",
                   hint=f"use one of {', '.join(sorted(_ALIASES))} or a function "
                   "loss(output, target)")
