@@ -53,6 +53,19 @@ def _table(name: str) -> dict:
     return getattr(importlib.import_module(module), function)()
 
 
+def name_of(spec: KernelSpec) -> str:
+    """The dotted name of the function ``spec`` runs (through partials; what a LazyKernel
+    names for one not imported yet): what explanations of dispatch call the implementation."""
+    fn = spec.fn
+    if isinstance(fn, LazyKernel):
+        return f"{fn.table}()[{fn.op!r}]"
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module else name
+
+
 def guard_of(spec: KernelSpec):
     """The guard of ``spec``: ``guard`` itself, or what its LazyKernel names."""
     guard = spec.guard
@@ -90,12 +103,16 @@ def _refusing(chain: list[tuple[KernelSpec, str]]):
 
 def describe(chain) -> str | None:
     """How guards split the calls of an (op, device), for dispatch_table()."""
+    owners = [owner for _, owner in chain]
     parts = []
     for spec, owner in chain:
+        # a plugin with two kernels in the chain (a fast path over its generic kernel): which
+        label = owner if owners.count(owner) == 1 else \
+            f"{owner}'s {name_of(spec).removeprefix(owner + '.')}"
         if spec.guard is None:
-            parts.append(f"else {owner}" if parts else None)
+            parts.append(f"else {label}" if parts else None)
             break
-        parts.append(f"{owner} when it takes the call ({spec.takes or 'its guard holds'})")
+        parts.append(f"{label} when it takes the call ({spec.takes or 'its guard holds'})")
     return ", ".join(p for p in parts if p) or None
 
 

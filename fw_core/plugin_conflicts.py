@@ -184,7 +184,7 @@ def _rank_kernels(settled: Settled, key, entries):
         chain.append(next(e for e in entries if e[1] == winner and e[0].priority == priority))
     if ties:
         return chain, ties
-    if len(chain) > 1:
+    if len(chain) > 1 and chain[1][1] != chain[0][1]:
         return chain, f"priority {chain[0][0].priority} beats {chain[1][1]} " \
                       f"(priority {chain[1][0].priority})"
     return chain, None

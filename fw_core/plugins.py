@@ -213,8 +213,8 @@ def dispatch_table() -> list[dict]:
 
 def serving(op: str, device: str, arrays: tuple, attrs: dict) -> tuple[str, str] | None:
     """Which plugin's kernel runs this call of ``op`` on ``device`` (raw arrays and attributes,
-    as a kernel gets them) and why: the guards of the chain are asked in order, as the call
-    itself does. None when no kernel of ``device`` is registered for ``op``."""
+    as a kernel gets them), why, and the function it is: the guards of the chain are asked in
+    order, as the call itself does. None when no kernel of ``device`` is registered for ``op``."""
     chain = _tables.chains.get((op, device))
     if not chain:
         return None
@@ -230,7 +230,7 @@ def serving(op: str, device: str, arrays: tuple, attrs: dict) -> tuple[str, str]
             taken = f"{owner} runs what the guards above refuse"
         else:
             taken = _tables.dispatch_notes.get((op, device), "only kernel registered")
-        return owner, "; ".join([*refused, taken])
+        return owner, "; ".join([*refused, taken, f"it runs {kernel_chain.name_of(spec)}"])
     return "none", "; ".join(refused) + "; no kernel takes it"
 
 

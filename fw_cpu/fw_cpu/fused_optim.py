@@ -3,13 +3,16 @@
 An Adam step over NumPy ufuncs reads and writes each element about twelve times; one loop
 reads the parameter, gradient and moments once and writes them once. It does the generic
 kernel's arithmetic in the same order and the same dtype, so results match it to the last
-bit or so. Small parameters (and other dtypes or layouts) keep the generic kernel: there the
-Numba call overhead and its first compile would not pay.
+bit or so. It is a guarded kernel above the generic one: small parameters (and other dtypes or
+layouts) go to the generic kernel, where the Numba call overhead and its first compile would not
+pay, and ``fw.plugins.explain_dispatch`` says which of the two took a call.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from fw_core.records import KernelSpec
 
 #: parameters with fewer elements use the generic kernel
 MIN_ELEMENTS = 1 << 14
@@ -17,31 +20,34 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _compiled = {}
 
 
-def fused_adam(generic):
-    """The CPU ``adam_update`` kernel: the Numba pass where it pays, else ``generic``."""
+def adam_takes(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, **_) -> bool:
+    """Whether the Numba pass takes this step (else the generic kernel does)."""
+    return (param.size >= MIN_ELEMENTS and param.dtype in _FLOATS and max_exp_avg_sq is None
+            and all(a.flags.c_contiguous and a.dtype == param.dtype
+                    for a in (param, grad, exp_avg, exp_avg_sq)))
 
-    def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1,
-                    beta2, eps, weight_decay, decoupled, maximize, step):
-        if param.size < MIN_ELEMENTS or param.dtype not in _FLOATS or not all(
-                a.flags.c_contiguous and a.dtype == param.dtype
-                for a in (param, grad, exp_avg, exp_avg_sq)) or max_exp_avg_sq is not None:
-            return generic(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr=lr,
-                           beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                           decoupled=decoupled, maximize=maximize, step=step)
-        kernel = _compiled.get("adam") or _compile()
-        c = param.dtype.type
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-        decay = c(1 - lr * weight_decay) if weight_decay != 0 and decoupled else c(1)
-        l2 = c(weight_decay) if weight_decay != 0 and not decoupled else c(0)
-        small_weight = 1 - beta1 < 0.5
-        kernel(param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1),
-               exp_avg_sq.reshape(-1), decay, l2, c(-1 if maximize else 1),
-               c(1 - beta1 if small_weight else beta1), small_weight, c(beta2), c(1 - beta2),
-               c(1 / (bias_correction2_sqrt * -step_size)), c(eps / -step_size))
-        return param
 
-    return adam_update
+def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
+                eps, weight_decay, decoupled, maximize, step):
+    """One Adam/AdamW step in one Numba pass, in place; the calls :func:`adam_takes` accepts."""
+    kernel = _compiled.get("adam") or _compile()
+    c = param.dtype.type
+    step_size = lr / (1 - beta1 ** step)
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    decay = c(1 - lr * weight_decay) if weight_decay != 0 and decoupled else c(1)
+    l2 = c(weight_decay) if weight_decay != 0 and not decoupled else c(0)
+    small_weight = 1 - beta1 < 0.5
+    kernel(param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1),
+           exp_avg_sq.reshape(-1), decay, l2, c(-1 if maximize else 1),
+           c(1 - beta1 if small_weight else beta1), small_weight, c(beta2), c(1 - beta2),
+           c(1 / (bias_correction2_sqrt * -step_size)), c(eps / -step_size))
+    return param
+
+
+#: the kernels this module adds to the cpu device, above the generic ones
+KERNELS = [KernelSpec(op="adam_update", device="cpu", fn=adam_update, priority=1,
+                      guard=adam_takes, takes=f"float32/float64 C-contiguous parameters of "
+                      f"{MIN_ELEMENTS}+ elements, without AMSGrad")]
 
 
 def _compile():

@@ -7,12 +7,9 @@ import numpy as np
 from fw_core import hookimpl, plugins
 from fw_core.records import KernelSpec, MemoryPolicy
 
-from . import heap, special
+from . import fused_optim, heap, pool_loops, row_loops, special
 from .device import CPU
-from .fused_optim import fused_adam
 from .kernels import all_kernels
-from .pool_loops import fast_pooling
-from .row_loops import row_loops
 
 
 @hookimpl
@@ -22,11 +19,10 @@ def fw_register_devices():
 
 @hookimpl
 def fw_register_kernels():
-    table = all_kernels(np, special)
-    table["adam_update"] = fused_adam(table["adam_update"])
-    table.update(fast_pooling(table))
-    table.update(row_loops(table))
-    return [KernelSpec(op=name, device="cpu", fn=fn) for name, fn in table.items()]
+    # the generic kernels, and above them the Numba loops that take the calls their guards accept
+    generic = [KernelSpec(op=name, device="cpu", fn=fn)
+               for name, fn in all_kernels(np, special).items()]
+    return [*generic, *fused_optim.KERNELS, *pool_loops.KERNELS, *row_loops.KERNELS]
 
 
 @hookimpl

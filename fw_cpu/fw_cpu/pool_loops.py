@@ -23,6 +23,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from fw_core.records import KernelSpec
+
+from .kernels import pooling
 from .kernels.pooling import _pool_lengths
 
 #: inputs (or gradients) with fewer elements use the generic kernel
@@ -66,37 +69,47 @@ def _planes(x):
     return np.ascontiguousarray(x).reshape((-1,) + x.shape[-2:])
 
 
-def fast_pooling(table: dict) -> dict:
-    """Replacements for the ``max_pool2d_indices`` and ``max_pool2d_backward`` kernels of
-    ``table`` (the generic CPU ones): the Numba loops where they pay."""
-    generic_indices, generic_backward = table["max_pool2d_indices"], table["max_pool2d_backward"]
+def indices_take(x, *, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
+    """Whether the Numba loop finds these max_pool2d indices (else the generic kernel does)."""
+    return _frame(x, kernel_size, stride, padding, dilation, ceil_mode) is not None
 
-    def max_pool2d_indices(x, *, kernel_size, stride, padding, dilation, ceil_mode):
-        attrs = dict(kernel_size=kernel_size, stride=stride, padding=padding,
-                     dilation=dilation, ceil_mode=ceil_mode)
-        frame = _frame(x, **attrs)
-        if frame is None:
-            return generic_indices(x, **attrs)
-        out, args = frame
-        planes = _planes(x)
-        result = np.empty((planes.shape[0],) + out, dtype=np.int64)
-        _kernel("argmax")(planes, result, *args)
-        return result.reshape(x.shape[:-2] + out)
 
-    def max_pool2d_backward(g, indices, *, input_size):
-        if g.dtype not in _FLOATS or g.ndim < 2 or g.size < MIN_ELEMENTS or \
-                indices.dtype != np.int64 or indices.shape != g.shape:
-            return generic_backward(g, indices, input_size=input_size)
-        lead, area = g.shape[:-2], math.prod(input_size)
-        length = math.prod(g.shape[-2:])
-        result = np.empty((math.prod(lead), area), dtype=g.dtype)
-        if not _kernel("scatter")(np.ascontiguousarray(g).reshape(-1, length),
-                                  np.ascontiguousarray(indices).reshape(-1, length), result):
-            return generic_backward(g, indices, input_size=input_size)
-        return result.reshape(lead + tuple(input_size))
+def max_pool2d_indices(x, *, kernel_size, stride, padding, dilation, ceil_mode):
+    """The index of each window's maximum, in one pass over the taps inside the input."""
+    out, args = _frame(x, kernel_size, stride, padding, dilation, ceil_mode)
+    planes = _planes(x)
+    result = np.empty((planes.shape[0],) + out, dtype=np.int64)
+    _kernel("argmax")(planes, result, *args)
+    return result.reshape(x.shape[:-2] + out)
 
-    return {"max_pool2d_indices": max_pool2d_indices,
-            "max_pool2d_backward": max_pool2d_backward}
+
+def backward_takes(g, indices, *, input_size) -> bool:
+    """Whether the Numba loop scatters this max_pool2d gradient (else the generic kernel does)."""
+    return (g.dtype in _FLOATS and g.ndim >= 2 and g.size >= MIN_ELEMENTS
+            and indices.dtype == np.int64 and indices.shape == g.shape)
+
+
+def max_pool2d_backward(g, indices, *, input_size):
+    """``g`` summed into the input positions ``indices`` name; an index out of range goes to
+    the generic kernel, which says what is wrong."""
+    lead, area = g.shape[:-2], math.prod(input_size)
+    length = math.prod(g.shape[-2:])
+    result = np.empty((math.prod(lead), area), dtype=g.dtype)
+    if not _kernel("scatter")(np.ascontiguousarray(g).reshape(-1, length),
+                              np.ascontiguousarray(indices).reshape(-1, length), result):
+        return pooling.max_pool_backward(np, g, indices, input_size=input_size)
+    return result.reshape(lead + tuple(input_size))
+
+
+#: the kernels this module adds to the cpu device, above the generic ones
+KERNELS = [
+    KernelSpec(op="max_pool2d_indices", device="cpu", fn=max_pool2d_indices, priority=1,
+               guard=indices_take, takes=f"float32/float64 3-d or 4-d inputs of {MIN_ELEMENTS}+ "
+               "elements, with a non-empty output"),
+    KernelSpec(op="max_pool2d_backward", device="cpu", fn=max_pool2d_backward, priority=1,
+               guard=backward_takes, takes=f"float32/float64 gradients of {MIN_ELEMENTS}+ "
+               "elements, with int64 indices of their shape"),
+]
 
 
 def _kernel(name):

@@ -20,8 +20,13 @@ ignored. Everything else goes to the generic kernels, which also say what is wro
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from fw_core.records import KernelSpec
+
+from .kernels import loss
 from .vector_math import exp32_text
 
 #: inputs with fewer elements use the generic kernels, where a Numba call would not pay
@@ -177,66 +182,79 @@ def _rows(x, dim):
     return x.reshape(-1, x.shape[-1])
 
 
-def row_loops(table: dict) -> dict:
-    """Replacements for the softmax family, ``cross_entropy`` and ``class_distribution`` of
-    ``table`` (the generic CPU kernels): the Numba loops where they apply."""
-    generic = {name: table[name] for name in
-               ("softmax", "safe_softmax", "log_softmax", "cross_entropy", "class_distribution")}
+def rows_take(x, dim) -> bool:
+    """Whether the row loops take this softmax (else the generic kernel does)."""
+    return _rows(x, dim) is not None
 
-    def softmax_kernel(name, safe=False, log=False):
-        def kernel(x, dim):
-            rows = _rows(x, dim)
-            if rows is None:
-                return generic[name](x, dim)
-            out = np.empty(x.shape, x.dtype)
-            loops, lowest = _kernels(x.dtype), x.dtype.type(-np.inf)
-            if log:
-                loops["log_softmax"](rows, out.reshape(rows.shape), lowest)
-            else:
-                loops["softmax"](rows, out.reshape(rows.shape), safe, lowest)
-            return out
 
-        kernel.__name__ = name
-        return kernel
+def softmax(x, dim, safe=False, log=False):
+    """softmax (``log``: log_softmax; ``safe``: all -inf rows give 0) of C-contiguous rows."""
+    rows = _rows(x, dim)
+    out = np.empty(x.shape, x.dtype)
+    loops, lowest = _kernels(x.dtype), x.dtype.type(-np.inf)
+    if log:
+        loops["log_softmax"](rows, out.reshape(rows.shape), lowest)
+    else:
+        loops["softmax"](rows, out.reshape(rows.shape), safe, lowest)
+    return out
 
-    def cross_entropy(x, target, weight=None, *, ignore_index, reduction, label_smoothing,
-                      probs):
-        attrs = dict(ignore_index=ignore_index, reduction=reduction,
-                     label_smoothing=label_smoothing, probs=probs)
-        rows = _rows(x, 1) if x.ndim == 2 else None
-        if rows is None or probs or target.dtype.kind not in "iu" or \
-                target.shape != x.shape[:1] or (weight is not None and weight.shape != x.shape[1:]):
-            return generic["cross_entropy"](x, target, weight, **attrs)
-        w = np.ones(x.shape[1], x.dtype) if weight is None else weight.astype(x.dtype)
-        losses = np.empty(x.shape[0], x.dtype)
-        ok, total, counted = _kernels(x.dtype)["cross_entropy"](
-            rows, np.ascontiguousarray(target), w, ignore_index, float(label_smoothing), losses,
-            x.dtype.type(-np.inf))
-        if not ok:
-            return generic["cross_entropy"](x, target, weight, **attrs)
-        if reduction == "none":
-            return losses
-        if reduction == "mean":
-            total = np.divide(total, counted)  # 0 / 0 = NaN when every target is ignored
-        return np.asarray(total, dtype=x.dtype)
 
-    def class_distribution(target, weight=None, *, num_classes, ignore_index, label_smoothing,
-                           dtype):
-        attrs = dict(num_classes=num_classes, ignore_index=ignore_index,
-                     label_smoothing=label_smoothing, dtype=dtype)
-        dtype = np.dtype(dtype)
-        if dtype not in _FLOATS or target.ndim != 1 or target.dtype.kind not in "iu" or \
-                target.size * num_classes < MIN_ELEMENTS or \
-                (weight is not None and weight.shape != (num_classes,)):
-            return generic["class_distribution"](target, weight, **attrs)
-        q = np.empty((target.shape[0], num_classes), dtype)
-        w = np.ones(num_classes, dtype) if weight is None else weight.astype(dtype)
-        _kernels(dtype)["class_distribution"](
-            np.ascontiguousarray(target), w, ignore_index, dtype.type(1 - label_smoothing),
-            dtype.type(label_smoothing / num_classes), q)
-        return q
+def cross_entropy_takes(x, target, weight=None, *, probs, **_) -> bool:
+    """Whether the row loop takes this cross_entropy: (N, C) rows, class-index targets."""
+    return (x.ndim == 2 and _rows(x, 1) is not None and not probs and target.dtype.kind in "iu"
+            and target.shape == x.shape[:1] and (weight is None or weight.shape == x.shape[1:]))
 
-    return {"softmax": softmax_kernel("softmax"),
-            "safe_softmax": softmax_kernel("safe_softmax", safe=True),
-            "log_softmax": softmax_kernel("log_softmax", log=True),
-            "cross_entropy": cross_entropy, "class_distribution": class_distribution}
+
+def cross_entropy(x, target, weight=None, *, ignore_index, reduction, label_smoothing, probs):
+    """Cross entropy of (N, C) scores against class indices, one pass per row; a target out
+    of range goes to the generic kernel, which says what is wrong."""
+    w = np.ones(x.shape[1], x.dtype) if weight is None else weight.astype(x.dtype)
+    losses = np.empty(x.shape[0], x.dtype)
+    ok, total, counted = _kernels(x.dtype)["cross_entropy"](
+        _rows(x, 1), np.ascontiguousarray(target), w, ignore_index, float(label_smoothing),
+        losses, x.dtype.type(-np.inf))
+    if not ok:
+        return loss.cross_entropy(np, x, target, weight, ignore_index=ignore_index,
+                                  reduction=reduction, label_smoothing=label_smoothing,
+                                  probs=probs)
+    if reduction == "none":
+        return losses
+    if reduction == "mean":
+        total = np.divide(total, counted)  # 0 / 0 = NaN when every target is ignored
+    return np.asarray(total, dtype=x.dtype)
+
+
+def class_distribution_takes(target, weight=None, *, num_classes, dtype, **_) -> bool:
+    """Whether the row loop builds this target distribution (else the generic kernel does)."""
+    return (np.dtype(dtype) in _FLOATS and target.ndim == 1 and target.dtype.kind in "iu"
+            and target.size * num_classes >= MIN_ELEMENTS
+            and (weight is None or weight.shape == (num_classes,)))
+
+
+def class_distribution(target, weight=None, *, num_classes, ignore_index, label_smoothing,
+                       dtype):
+    """The smoothed, weighted one-hot rows of class indices ``target``, in one pass."""
+    dtype = np.dtype(dtype)
+    q = np.empty((target.shape[0], num_classes), dtype)
+    w = np.ones(num_classes, dtype) if weight is None else weight.astype(dtype)
+    _kernels(dtype)["class_distribution"](
+        np.ascontiguousarray(target), w, ignore_index, dtype.type(1 - label_smoothing),
+        dtype.type(label_smoothing / num_classes), q)
+    return q
+
+
+_ROWS = f"float32/float64 C-contiguous inputs of {MIN_ELEMENTS}+ elements"
+#: the kernels this module adds to the cpu device, above the generic ones
+KERNELS = [
+    KernelSpec(op="softmax", device="cpu", fn=softmax, priority=1, guard=rows_take,
+               takes=_ROWS + ", over the last dimension"),
+    KernelSpec(op="safe_softmax", device="cpu", fn=partial(softmax, safe=True), priority=1,
+               guard=rows_take, takes=_ROWS + ", over the last dimension"),
+    KernelSpec(op="log_softmax", device="cpu", fn=partial(softmax, log=True), priority=1,
+               guard=rows_take, takes=_ROWS + ", over the last dimension"),
+    KernelSpec(op="cross_entropy", device="cpu", fn=cross_entropy, priority=1,
+               guard=cross_entropy_takes, takes=_ROWS + " of (N, C) scores, class indices"),
+    KernelSpec(op="class_distribution", device="cpu", fn=class_distribution, priority=1,
+               guard=class_distribution_takes,
+               takes=f"1-d class indices into float32/float64 rows, {MIN_ELEMENTS}+ elements"),
+]

@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 import scipy.special
 
-from fw_cpu.fused_optim import MIN_ELEMENTS, fused_adam
+from fw_cpu import fused_optim
+from fw_cpu.fused_optim import MIN_ELEMENTS
 from fw_cpu.kernels.optim import kernels
+from tests.fw_cpu.chains import above
 
 GENERIC = kernels(np, scipy.special)["adam_update"]
-FUSED = fused_adam(GENERIC)
+FUSED = above({"adam_update": GENERIC}, fused_optim.KERNELS)["adam_update"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 import scipy.special
 
+from fw_cpu import row_loops
 from fw_cpu.kernels import all_kernels
 from fw_cpu.plugin import fw_register_kernels
-from fw_cpu.row_loops import MIN_ELEMENTS, row_loops
+from fw_cpu.row_loops import MIN_ELEMENTS
+from tests.fw_cpu.chains import above
 
 GENERIC = all_kernels(np, scipy.special)
-FAST = row_loops(GENERIC)
+FAST = above(GENERIC, row_loops.KERNELS)
 DTYPES = (np.float32, np.float64)
 TOLERANCE = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-12, atol=1e-15)}
 LOG_TOLERANCE = {np.float32: dict(rtol=1e-6, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-14)}
@@ -174,7 +176,19 @@ def test_class_distribution_other_forms_fall_back():
                                   GENERIC["class_distribution"](target, **attrs))
 
 
-def test_plugin_registers_the_loops():
-    specs = {spec.op: spec.fn for spec in fw_register_kernels()}
-    for name in ("softmax", "safe_softmax", "log_softmax", "cross_entropy", "class_distribution"):
-        assert specs[name].__module__ == "fw_cpu.row_loops"
+def test_plugin_registers_the_loops_as_guarded_kernels_above_the_generic_ones():
+    specs = [s for s in fw_register_kernels() if s.op in (
+        "softmax", "safe_softmax", "log_softmax", "cross_entropy", "class_distribution")]
+    assert sorted((s.op, s.priority, s.guard is None) for s in specs) == sorted(
+        (op, p, p == 0) for op in ("softmax", "safe_softmax", "log_softmax", "cross_entropy",
+                                   "class_distribution") for p in (0, 1))
+
+
+def test_dispatch_names_the_loop_or_the_generic_kernel_that_runs_a_call():
+    import fw_core.plugins as plugins
+
+    big = np.ones((64, 128), np.float64)  # fw_onednn, where installed, takes float32
+    _, why = plugins.serving("softmax", "cpu", (big,), {"dim": 1})
+    assert "fw_cpu's guard takes it" in why and why.endswith("it runs fw_cpu.row_loops.softmax")
+    _, why = plugins.serving("softmax", "cpu", (big[:, :4],), {"dim": 1})
+    assert why.endswith("it runs fw_cpu.kernels.nn.softmax")

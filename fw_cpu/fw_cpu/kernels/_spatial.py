@@ -33,6 +33,7 @@ def pad_to(xp, x, before, lengths, fill=0):
 
 
 def nonempty(out):
+    """``out`` (an output size), checked to have no zero-length axis."""
     if min(out, default=1) < 1:
         raise ValueError(f"the output would be empty: {out}")
     return out

@@ -4,15 +4,19 @@ A two-operand einsum (every linalg VJP, attention's score and value products) ru
 (batched) matrix product, through a plan cached per equation and shapes; other einsums use the
 namespace's ``einsum(..., optimize=True)``. float16 is computed in float32 (NumPy has no
 float16 BLAS, and the wider accumulator is what PyTorch does too) and rounded back.
+
+The kernels are module-level functions taking ``xp`` first; those that widen float16 take the
+namespace's float16 and float32 dtypes (``half``, ``single``) after it, bound by :func:`kernels`.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 
 
 def _check_dtypes(*arrays) -> None:
+    """Raise TypeError unless the operands (None ones skipped) share one non-bool dtype."""
     dtype = arrays[0].dtype
     for a in arrays:
         if a is not None and a.dtype != dtype:
@@ -23,6 +27,8 @@ def _check_dtypes(*arrays) -> None:
 
 @lru_cache(maxsize=2048)
 def _letter_sizes(terms: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]) -> dict:
+    """{subscript letter: size} of an einsum, checking that each term fits its shape and that a
+    letter's sizes agree (or broadcast from 1)."""
     sizes: dict[str, int] = {}
     for term, shape in zip(terms, shapes):
         if len(term) != len(shape):
@@ -67,111 +73,125 @@ def _pair_plan(ta: str, tb: str, out: str, shape_a: tuple, shape_b: tuple) -> tu
             None if out_perm == tuple(range(len(out))) else out_perm)
 
 
+def _widened(half, single, fn, /, *arrays, **attrs):
+    """Check that the operands share one dtype; run ``fn`` on float16 ones in float32,
+    rounding the result back."""
+    _check_dtypes(*arrays)
+    if arrays[0].dtype == half:
+        wide = tuple(None if a is None else a.astype(single) for a in arrays)
+        return fn(*wide, **attrs).astype(half)
+    return fn(*arrays, **attrs)
+
+
+def _dense(xp, a):
+    """A broadcast view (zero strides, e.g. the gradient of a sum) copied to contiguous
+    memory: BLAS cannot use it, and NumPy's fallback loop is ~500x slower."""
+    return xp.ascontiguousarray(a) if 0 in a.strides else a
+
+
+# matmul and linear check inline rather than through `_widened`: they are the hot path
+def matmul(xp, half, single, a, b):
+    """``a @ b`` of one non-bool dtype, float16 computed in float32."""
+    dtype = a.dtype
+    if dtype is not b.dtype and dtype != b.dtype or dtype.kind == "b":
+        raise TypeError("operands must share one non-bool dtype")
+    if 0 in a.strides:  # _dense() inlined: this is the per-op path of every matmul
+        a = xp.ascontiguousarray(a)
+    if 0 in b.strides:
+        b = xp.ascontiguousarray(b)
+    if dtype is half:
+        return xp.matmul(a.astype(single), b.astype(single)).astype(half)
+    if a.ndim == 2 and b.ndim == 2:
+        return a.dot(b)  # same product; ~0.8 us less call overhead than matmul for small ones
+    return xp.matmul(a, b)  # a 0-d result is a NumPy scalar: dispatch wraps it
+
+
+def bmm(xp, a, b):
+    """The batched product of (b, n, k) and (b, k, m) operands (dtypes checked by
+    :func:`_widened`)."""
+    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+        raise ValueError("bmm needs (b, n, k) and (b, k, m) operands")
+    return xp.matmul(a, b)
+
+
+def _pair(xp, a, b, ta, tb, out):
+    """``einsum(f"{ta},{tb}->{out}", a, b)`` as one (batched) matmul, by :func:`_pair_plan`."""
+    (sum_a, sum_b, keep_a, keep_b, perm_a, perm_b, full_a, full_b, shape_a, shape_b,
+     result, out_perm) = _pair_plan(ta, tb, out, a.shape, b.shape)
+    if sum_a:
+        a = a.sum(axis=sum_a, dtype=a.dtype)
+    if sum_b:
+        b = b.sum(axis=sum_b, dtype=b.dtype)
+    if keep_a:
+        a = a.sum(axis=keep_a, keepdims=True, dtype=a.dtype)
+    if keep_b:
+        b = b.sum(axis=keep_b, keepdims=True, dtype=b.dtype)
+    a = a.transpose(perm_a)
+    b = b.transpose(perm_b)
+    if a.shape != full_a:
+        a = xp.broadcast_to(a, full_a)
+    if b.shape != full_b:
+        b = xp.broadcast_to(b, full_b)
+    if shape_a[0] == 1:
+        r = xp.matmul(_dense(xp, a.reshape(shape_a[1:])), _dense(xp, b.reshape(shape_b[1:])))
+    else:
+        r = xp.matmul(_dense(xp, a.reshape(shape_a)), _dense(xp, b.reshape(shape_b)))
+    r = r.reshape(result)
+    return r if out_perm is None else r.transpose(out_perm)
+
+
+def einsum(xp, *operands, equation):
+    """``einsum(equation, *operands)``, the equation as fw_core normalises it (an explicit
+    output, no ellipsis), operands broadcasting over a letter of size 1; two operands run as
+    one matmul (:func:`_pair`)."""
+    lhs, _, out = equation.partition("->")
+    terms = tuple(lhs.split(","))
+    if len(terms) != len(operands):
+        raise ValueError("one subscript term per operand")
+    if len(operands) == 2:
+        return _pair(xp, operands[0], operands[1], terms[0], terms[1], out)
+    sizes = _letter_sizes(terms, tuple(o.shape for o in operands))
+    if len(operands) == 1:
+        return xp.einsum(equation, operands[0])
+    full = [xp.broadcast_to(o, tuple(sizes[c] for c in t)) for o, t in zip(operands, terms)]
+    return xp.einsum(equation, *full, optimize=True)
+
+
+def outer(a, b):
+    """The outer product of two 1-d operands."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("outer needs 1-d operands")
+    return a[:, None] * b[None, :]
+
+
+def linear(xp, half, single, x, weight, bias=None):
+    """``x @ weight.T + bias`` over the last dim of ``x``, float16 computed in float32."""
+    dtype = x.dtype
+    if dtype is not weight.dtype and dtype != weight.dtype or dtype.kind == "b" or \
+            weight.ndim != 2:
+        raise TypeError("x and a 2-d weight must share one non-bool dtype")
+    if bias is not None and (bias.shape != weight.shape[:1] or bias.dtype != dtype):
+        raise ValueError("bias must be (out_features,) of the weight's dtype")
+    if dtype is half:
+        out = linear(xp, half, single, x.astype(single), weight.astype(single),
+                     None if bias is None else bias.astype(single))
+        return out.astype(half)
+    x = _dense(xp, x)
+    if x.ndim == 2:
+        out = x.dot(weight.T)
+    else:
+        lead = x.shape[:-1]
+        out = xp.matmul(x.reshape(math.prod(lead), x.shape[-1]), weight.T).reshape(
+            lead + weight.shape[:1])
+    if bias is not None:
+        out += bias
+    return out
+
+
 def kernels(xp, special) -> dict:
+    """{op name: kernel} for namespace ``xp``."""
     half, single = xp.dtype(xp.float16), xp.dtype(xp.float32)
-
-    def widened(fn):
-        """Check that the operands share one dtype; run ``fn`` on float16 ones in float32,
-        rounding the result back."""
-
-        def kernel(*arrays, **attrs):
-            _check_dtypes(*arrays)
-            if arrays[0].dtype == half:
-                wide = tuple(None if a is None else a.astype(single) for a in arrays)
-                return fn(*wide, **attrs).astype(half)
-            return fn(*arrays, **attrs)
-
-        kernel.__name__ = fn.__name__
-        return kernel
-
-    def dense(a):
-        """A broadcast view (zero strides, e.g. the gradient of a sum) copied to contiguous
-        memory: BLAS cannot use it, and NumPy's fallback loop is ~500x slower."""
-        return xp.ascontiguousarray(a) if 0 in a.strides else a
-
-    # matmul and linear check inline rather than through `widened`: they are the hot path
-    def matmul(a, b):
-        dtype = a.dtype
-        if dtype is not b.dtype and dtype != b.dtype or dtype.kind == "b":
-            raise TypeError("operands must share one non-bool dtype")
-        if 0 in a.strides:  # dense() inlined: this is the per-op path of every matmul
-            a = xp.ascontiguousarray(a)
-        if 0 in b.strides:
-            b = xp.ascontiguousarray(b)
-        if dtype is half:
-            return xp.matmul(a.astype(single), b.astype(single)).astype(half)
-        if a.ndim == 2 and b.ndim == 2:
-            return a.dot(b)  # same product; ~0.8 us less call overhead than matmul for small ones
-        return xp.matmul(a, b)  # a 0-d result is a NumPy scalar: dispatch wraps it
-
-    def bmm(a, b):
-        if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
-            raise ValueError("bmm needs (b, n, k) and (b, k, m) operands")
-        return xp.matmul(a, b)
-
-    def pair(a, b, ta, tb, out):
-        (sum_a, sum_b, keep_a, keep_b, perm_a, perm_b, full_a, full_b, shape_a, shape_b,
-         result, out_perm) = _pair_plan(ta, tb, out, a.shape, b.shape)
-        if sum_a:
-            a = a.sum(axis=sum_a, dtype=a.dtype)
-        if sum_b:
-            b = b.sum(axis=sum_b, dtype=b.dtype)
-        if keep_a:
-            a = a.sum(axis=keep_a, keepdims=True, dtype=a.dtype)
-        if keep_b:
-            b = b.sum(axis=keep_b, keepdims=True, dtype=b.dtype)
-        a = a.transpose(perm_a)
-        b = b.transpose(perm_b)
-        if a.shape != full_a:
-            a = xp.broadcast_to(a, full_a)
-        if b.shape != full_b:
-            b = xp.broadcast_to(b, full_b)
-        if shape_a[0] == 1:
-            r = xp.matmul(dense(a.reshape(shape_a[1:])), dense(b.reshape(shape_b[1:])))
-        else:
-            r = xp.matmul(dense(a.reshape(shape_a)), dense(b.reshape(shape_b)))
-        r = r.reshape(result)
-        return r if out_perm is None else r.transpose(out_perm)
-
-    def einsum(*operands, equation):
-        lhs, _, out = equation.partition("->")
-        terms = tuple(lhs.split(","))
-        if len(terms) != len(operands):
-            raise ValueError("one subscript term per operand")
-        if len(operands) == 2:
-            return pair(operands[0], operands[1], terms[0], terms[1], out)
-        sizes = _letter_sizes(terms, tuple(o.shape for o in operands))
-        if len(operands) == 1:
-            return xp.einsum(equation, operands[0])
-        full = [xp.broadcast_to(o, tuple(sizes[c] for c in t)) for o, t in zip(operands, terms)]
-        return xp.einsum(equation, *full, optimize=True)
-
-    def outer(a, b):
-        if a.ndim != 1 or b.ndim != 1:
-            raise ValueError("outer needs 1-d operands")
-        return a[:, None] * b[None, :]
-
-    def linear(x, weight, bias=None):
-        dtype = x.dtype
-        if dtype is not weight.dtype and dtype != weight.dtype or dtype.kind == "b" or \
-                weight.ndim != 2:
-            raise TypeError("x and a 2-d weight must share one non-bool dtype")
-        if bias is not None and (bias.shape != weight.shape[:1] or bias.dtype != dtype):
-            raise ValueError("bias must be (out_features,) of the weight's dtype")
-        if dtype is half:
-            out = linear(x.astype(single), weight.astype(single),
-                         None if bias is None else bias.astype(single))
-            return out.astype(half)
-        x = dense(x)
-        if x.ndim == 2:
-            out = x.dot(weight.T)
-        else:
-            lead = x.shape[:-1]
-            out = xp.matmul(x.reshape(math.prod(lead), x.shape[-1]), weight.T).reshape(
-                lead + weight.shape[:1])
-        if bias is not None:
-            out += bias
-        return out
-
-    return {"matmul": matmul, "bmm": widened(bmm), "einsum": widened(einsum), "outer": outer,
-            "linear": linear}
+    return {"matmul": partial(matmul, xp, half, single),
+            "bmm": partial(_widened, half, single, partial(bmm, xp)),
+            "einsum": partial(_widened, half, single, partial(einsum, xp)), "outer": outer,
+            "linear": partial(linear, xp, half, single)}

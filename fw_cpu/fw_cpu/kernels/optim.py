@@ -3,43 +3,50 @@ large float32/float64 parameters with a single Numba pass: see ``fw_cpu.fused_op
 
 from __future__ import annotations
 
+from functools import partial
+
+
+def adam_update(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
+                eps, weight_decay, decoupled, maximize, step):
+    """One Adam (``decoupled``: AdamW) step, in place on ``param`` and the moment buffers
+    (``max_exp_avg_sq``: AMSGrad's running maximum of ``exp_avg_sq``); returns ``param``.
+    ``step`` counts from 1, for the bias corrections."""
+    tmp = xp.empty_like(param)
+    if weight_decay != 0 and decoupled:
+        param *= 1 - lr * weight_decay
+    g = grad
+    if weight_decay != 0 and not decoupled:
+        g = xp.multiply(param, weight_decay, out=xp.empty_like(param))  # 0-d stays an array
+        (xp.subtract if maximize else xp.add)(g, grad, out=g)
+    elif maximize:
+        g = xp.negative(grad)
+    # exp_avg += (1 - beta1) * (g - exp_avg), in PyTorch's two numerically stable forms
+    xp.subtract(g, exp_avg, out=tmp)
+    if 1 - beta1 < 0.5:
+        tmp *= 1 - beta1
+        exp_avg += tmp
+    else:
+        tmp *= beta1
+        xp.subtract(g, tmp, out=exp_avg)
+    exp_avg_sq *= beta2
+    xp.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    exp_avg_sq += tmp
+    v_hat = exp_avg_sq
+    if max_exp_avg_sq is not None:
+        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        v_hat = max_exp_avg_sq
+    # param += m / denom with denom = (sqrt(v)/sqrt(bc2) + eps) / -step_size: one pass less
+    step_size = lr / (1 - beta1 ** step)
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    xp.sqrt(v_hat, out=tmp)
+    tmp *= 1 / (bias_correction2_sqrt * -step_size)
+    tmp += eps / -step_size
+    xp.divide(exp_avg, tmp, out=tmp)
+    param += tmp
+    return param
+
 
 def kernels(xp, special) -> dict:
-    def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1,
-                    beta2, eps, weight_decay, decoupled, maximize, step):
-        tmp = xp.empty_like(param)
-        if weight_decay != 0 and decoupled:
-            param *= 1 - lr * weight_decay
-        g = grad
-        if weight_decay != 0 and not decoupled:
-            g = xp.multiply(param, weight_decay, out=xp.empty_like(param))  # 0-d stays an array
-            (xp.subtract if maximize else xp.add)(g, grad, out=g)
-        elif maximize:
-            g = xp.negative(grad)
-        # exp_avg += (1 - beta1) * (g - exp_avg), in PyTorch's two numerically stable forms
-        xp.subtract(g, exp_avg, out=tmp)
-        if 1 - beta1 < 0.5:
-            tmp *= 1 - beta1
-            exp_avg += tmp
-        else:
-            tmp *= beta1
-            xp.subtract(g, tmp, out=exp_avg)
-        exp_avg_sq *= beta2
-        xp.multiply(g, 1 - beta2, out=tmp)
-        tmp *= g
-        exp_avg_sq += tmp
-        v_hat = exp_avg_sq
-        if max_exp_avg_sq is not None:
-            xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
-            v_hat = max_exp_avg_sq
-        # param += m / denom with denom = (sqrt(v)/sqrt(bc2) + eps) / -step_size: one pass less
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-        xp.sqrt(v_hat, out=tmp)
-        tmp *= 1 / (bias_correction2_sqrt * -step_size)
-        tmp += eps / -step_size
-        xp.divide(exp_avg, tmp, out=tmp)
-        param += tmp
-        return param
-
-    return {"adam_update": adam_update}
+    """The optimizer kernels for namespace ``xp`` (they need nothing of ``special``)."""
+    return {"adam_update": partial(adam_update, xp)}

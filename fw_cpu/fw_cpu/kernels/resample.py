@@ -8,7 +8,7 @@ products. float16 is computed in float32; uint8 bilinear in PyTorch's int16 fixe
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -116,72 +116,91 @@ def _precision(dtype) -> str:
 _MATRICES = {"linear": _linear_matrix, "cubic": _cubic_matrix}
 
 
+def _checked(x, size):
+    """``size``, checked non-empty, after checking x is (N, C, *spatial) with a non-empty
+    spatial size."""
+    spatial(x, len(size), ranks=(len(size) + 2,))
+    if 0 in x.shape[-len(size):]:
+        raise ValueError("the input's spatial size is empty")
+    return nonempty(size)
+
+
+# -- nearest --------------------------------------------------------------------------------------
+def _nearest_indices(input_size, size, scales, exact):
+    """The per-axis source index vectors of a nearest resampling (host arrays)."""
+    return [_nearest_index(n, o, s, exact) for n, o, s in zip(input_size, size, scales)]
+
+
+def upsample_nearest(xp, exact, x, *, size, scales):
+    """x resampled to ``size`` by gathering PyTorch's nearest source positions ('nearest', or
+    'nearest-exact' if ``exact``), one axis at a time; any dtype."""
+    n = len(_checked(x, size))
+    result = x
+    for axis, index in enumerate(_nearest_indices(x.shape[-n:], size, scales, exact)):
+        result = xp.take(result, xp.asarray(index), axis=x.ndim - n + axis)
+    return result
+
+
+def upsample_nearest_backward(xp, exact, g, *, input_size, size, scales):
+    """:func:`upsample_nearest`'s gradient: g summed back onto the sources it was gathered
+    from (transposed one-hot matrices)."""
+    if g.shape[-len(size):] != tuple(size):
+        raise ValueError("gradient does not fit the resampling")
+    return separable(xp, g, [_one_hot(i, n).T for i, n in zip(
+        _nearest_indices(input_size, size, scales, exact), input_size)])
+
+
+# -- linear and cubic -----------------------------------------------------------------------------
+def _fixed_point(xp, x, size, align_corners, scales):
+    """uint8 bilinear as PyTorch computes it: in int16 fixed point, the last axis first,
+    each pass rounded and clipped to [0, 255]; an axis whose size stays is not resampled."""
+    n = len(size)
+    result = x.astype(xp.int64)
+    for axis in reversed(range(n)):
+        length = x.shape[x.ndim - n + axis]
+        if size[axis] == length:
+            continue
+        weights, precision = _linear_int16(length, size[axis], align_corners, scales[axis])
+        moved = xp.moveaxis(result, result.ndim - n + axis, -1)
+        moved = (xp.matmul(moved, xp.asarray(weights.T)) + (1 << (precision - 1))) >> precision
+        result = xp.moveaxis(xp.clip(moved, 0, 255), -1, result.ndim - n + axis)
+    return xp.ascontiguousarray(result).astype(xp.uint8)
+
+
+def _matrices(kind, input_size, size, align_corners, scales, dtype):
+    """The per-axis (out, in) weight matrices of a ``kind`` resampling of ``dtype`` values."""
+    return [_MATRICES[kind](n, o, align_corners, s, _precision(dtype))
+            for n, o, s in zip(input_size, size, scales)]
+
+
+def upsample_interpolated(xp, kind, x, *, size, align_corners, scales):
+    """x resampled to ``size`` by ``kind`` ('linear' or 'cubic') interpolation along each
+    axis: a separable map of floating x, or uint8 bilinear in PyTorch's fixed point."""
+    n = len(_checked(x, size))
+    if x.dtype == xp.uint8 and kind == "linear":
+        return _fixed_point(xp, x, size, align_corners, scales)
+    return separable(xp, x, _matrices(kind, x.shape[-n:], size, align_corners, scales, x.dtype))
+
+
+def upsample_interpolated_backward(xp, kind, g, *, input_size, size, align_corners, scales):
+    """:func:`upsample_interpolated`'s gradient: the transposed separable map."""
+    if g.shape[-len(size):] != tuple(size):
+        raise ValueError("gradient does not fit the resampling")
+    return separable(xp, g, [m.T for m in _matrices(kind, input_size, size, align_corners,
+                                                    scales, g.dtype)])
+
+
 def kernels(xp, special) -> dict:
-    def checked(x, size):
-        spatial(x, len(size), ranks=(len(size) + 2,))
-        if 0 in x.shape[-len(size):]:
-            raise ValueError("the input's spatial size is empty")
-        return nonempty(size)
-
-    def nearest(exact):
-        def indices(input_size, size, scales):
-            return [_nearest_index(n, o, s, exact) for n, o, s in zip(input_size, size, scales)]
-
-        def forward(x, *, size, scales):
-            n = len(checked(x, size))
-            result = x
-            for axis, index in enumerate(indices(x.shape[-n:], size, scales)):
-                result = xp.take(result, xp.asarray(index), axis=x.ndim - n + axis)
-            return result
-
-        def backward(g, *, input_size, size, scales):
-            if g.shape[-len(size):] != tuple(size):
-                raise ValueError("gradient does not fit the resampling")
-            return separable(xp, g, [_one_hot(i, n).T for i, n in zip(
-                indices(input_size, size, scales), input_size)])
-
-        return forward, backward
-
-    def fixed_point(x, size, align_corners, scales):
-        """uint8 bilinear as PyTorch computes it: in int16 fixed point, the last axis first,
-        each pass rounded and clipped to [0, 255]; an axis whose size stays is not resampled."""
-        n = len(size)
-        result = x.astype(xp.int64)
-        for axis in reversed(range(n)):
-            length = x.shape[x.ndim - n + axis]
-            if size[axis] == length:
-                continue
-            weights, precision = _linear_int16(length, size[axis], align_corners, scales[axis])
-            moved = xp.moveaxis(result, result.ndim - n + axis, -1)
-            moved = (xp.matmul(moved, xp.asarray(weights.T)) + (1 << (precision - 1))) >> precision
-            result = xp.moveaxis(xp.clip(moved, 0, 255), -1, result.ndim - n + axis)
-        return xp.ascontiguousarray(result).astype(xp.uint8)
-
-    def interpolating(kind):
-        def matrices(input_size, size, align_corners, scales, dtype):
-            return [_MATRICES[kind](n, o, align_corners, s, _precision(dtype))
-                    for n, o, s in zip(input_size, size, scales)]
-
-        def forward(x, *, size, align_corners, scales):
-            n = len(checked(x, size))
-            if x.dtype == xp.uint8 and kind == "linear":
-                return fixed_point(x, size, align_corners, scales)
-            return separable(xp, x, matrices(x.shape[-n:], size, align_corners, scales, x.dtype))
-
-        def backward(g, *, input_size, size, align_corners, scales):
-            if g.shape[-len(size):] != tuple(size):
-                raise ValueError("gradient does not fit the resampling")
-            return separable(xp, g, [m.T for m in matrices(input_size, size, align_corners,
-                                                           scales, g.dtype)])
-
-        return forward, backward
-
+    """{op name: kernel} of the resampling modes and their gradients, bound to namespace
+    ``xp``."""
     table = {}
     for n in (1, 2, 3):
-        for name, pair in ((f"upsample_nearest{n}d", nearest(False)),
-                           (f"upsample_nearest_exact{n}d", nearest(True))):
-            table[name], table[name + "_backward"] = pair
+        for name, exact in ((f"upsample_nearest{n}d", False),
+                            (f"upsample_nearest_exact{n}d", True)):
+            table[name] = partial(upsample_nearest, xp, exact)
+            table[name + "_backward"] = partial(upsample_nearest_backward, xp, exact)
     for name, kind in (("upsample_linear1d", "linear"), ("upsample_bilinear2d", "linear"),
                        ("upsample_trilinear3d", "linear"), ("upsample_bicubic2d", "cubic")):
-        table[name], table[name + "_backward"] = interpolating(kind)
+        table[name] = partial(upsample_interpolated, xp, kind)
+        table[name + "_backward"] = partial(upsample_interpolated_backward, xp, kind)
     return table

@@ -43,6 +43,7 @@ def _sizes(cell: str, x, states, w_ih, w_hh, biases) -> tuple[int, int, int]:
 
 
 def _biases(b_ih, b_hh) -> tuple:
+    """The biases passed, as a tuple: both or neither."""
     return () if b_ih is None else (b_ih, b_hh)
 
 

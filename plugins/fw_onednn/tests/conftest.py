@@ -54,11 +54,17 @@ def cpu_kernels():
 
 @pytest.fixture(scope="session")
 def fw_cpu_kernels():
-    """Every kernel fw_cpu registers for ``cpu`` (its Numba row loops and fast float32 math
-    included), by op, called directly: what fw runs when fw_onednn refuses a call."""
+    """fw_cpu's kernel for each op on ``cpu`` (its guarded Numba loops above the generic
+    kernels, chained as the dispatch table chains them), called directly: what fw runs when
+    fw_onednn refuses a call."""
     import fw_cpu.plugin
+    from fw_core import kernel_chain
 
-    return {spec.op: spec.fn for spec in fw_cpu.plugin.fw_register_kernels()}
+    chains: dict = {}
+    for spec in fw_cpu.plugin.fw_register_kernels():
+        chains.setdefault(spec.op, []).append((spec, "fw_cpu"))
+    return {op: kernel_chain.compose(sorted(chain, key=lambda e: -e[0].priority))
+            for op, chain in chains.items()}
 
 
 @pytest.fixture
