@@ -567,19 +567,42 @@ def tensor_type(x, dtype=None, non_blocking: bool = False):
     return cast(x, dtype)
 
 
+def _as(dtype):
+    """``x.double()``-style conversion to ``dtype``, named after the method."""
+
+    def convert(x: Tensor) -> Tensor:
+        return cast(x, dtype)
+
+    convert.__qualname__ = convert.__name__ = f"to_{dtype.name}"
+    convert.__doc__ = f"``x`` converted to {dtype.name} (``cast(x, fw.{dtype.name})``)."
+    return convert
+
+
+def new_zeros(x: Tensor, *shape, **kwargs) -> Tensor:
+    """Zeros of ``shape`` with x's dtype and device (unless given)."""
+    return zeros(*shape, **{"dtype": x.dtype, "device": x.device, **kwargs})
+
+
+def new_ones(x: Tensor, *shape, **kwargs) -> Tensor:
+    """Ones of ``shape`` with x's dtype and device (unless given)."""
+    return ones(*shape, **{"dtype": x.dtype, "device": x.device, **kwargs})
+
+
+def new_full(x: Tensor, shape, value, **kwargs) -> Tensor:
+    """``value`` everywhere in ``shape``, with x's dtype and device (unless given)."""
+    return full(shape, value, **{"dtype": x.dtype, "device": x.device, **kwargs})
+
+
+def new_tensor(x: Tensor, data, **kwargs) -> Tensor:
+    """A tensor of ``data`` with x's dtype and device (unless given)."""
+    return tensor(data, **{"dtype": x.dtype, "device": x.device, **kwargs})
+
+
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)
 METHODS = {
-    "clone": clone, "float": _float,
-    "double": lambda x: cast(x, _dt.float64), "half": lambda x: cast(x, _dt.float16),
-    "long": lambda x: cast(x, _dt.int64), "int": lambda x: cast(x, _dt.int32),
-    "bool": lambda x: cast(x, _dt.bool_), "byte": lambda x: cast(x, _dt.uint8),
-    "short": lambda x: cast(x, _dt.int16), "char": lambda x: cast(x, _dt.int8),
-    "astype": cast, "type": tensor_type, "new_zeros": lambda x, *shape, **kw: zeros(
-        *shape, **{"dtype": x.dtype, "device": x.device, **kw}),
-    "new_ones": lambda x, *shape, **kw: ones(*shape, **{"dtype": x.dtype, "device": x.device,
-                                                        **kw}),
-    "new_full": lambda x, shape, value, **kw: full(shape, value, **{
-        "dtype": x.dtype, "device": x.device, **kw}),
-    "new_tensor": lambda x, data, **kw: tensor(data, **{"dtype": x.dtype, "device": x.device,
-                                                        **kw}),
+    "clone": clone, "float": _float, "double": _as(_dt.float64), "half": _as(_dt.float16),
+    "long": _as(_dt.int64), "int": _as(_dt.int32), "bool": _as(_dt.bool_),
+    "byte": _as(_dt.uint8), "short": _as(_dt.int16), "char": _as(_dt.int8), "astype": cast,
+    "type": tensor_type, "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full,
+    "new_tensor": new_tensor,
 }

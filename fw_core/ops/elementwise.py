@@ -16,11 +16,13 @@ __all__ = ["abs", "add", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bi
            "polygamma", "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid",
            "sign", "silu", "sin", "softplus", "sqrt", "square", "sub", "tanh", "where"]
 
+import functools
 import math
 
 from .. import dtypes as _dt
 from ..errors import ArgumentTypeError, DTypeError, FwError, InvalidArgumentError
 from ..records import Structure, TensorSpec
+from ..tensor import Tensor
 from . import anchors, scalar
 from ._elementwise_support import (
     _FLAT,
@@ -551,19 +553,39 @@ def _describe_operand(value) -> str:
 
 
 def _reflected(fn):
-    return lambda self, other: fn(other, self)
+    """``other <op> x`` for ``x.__r<op>__(other)``: ``fn(other, x)``, named after ``fn``."""
+
+    def reflected(self, other):
+        return fn(other, self)
+
+    reflected.__module__, reflected.__doc__ = fn.__module__, f"``{fn.__name__}(other, x)``."
+    reflected.__qualname__ = reflected.__name__ = f"reflected_{fn.__name__}"
+    reflected.__wrapped__ = fn
+    return reflected
 
 
 def inplace_method(fn):
-    """``x.add_(y)``: compute out of place, then write into ``x``'s storage (see tensor_methods)."""
+    """``x.add_(y)``: compute out of place, then write into ``x``'s storage (see tensor_methods);
+    its signature and docstring are ``fn``'s, its name ``fn``'s with a trailing underscore."""
 
     def method(self, *args, **kwargs):
         from ..tensor_methods import assign_
 
         return assign_(self, fn(self, *args, **kwargs))
 
-    method.__name__ = fn.__name__ + "_"
+    functools.update_wrapper(method, fn)
+    method.__qualname__ = method.__name__ = fn.__name__ + "_"
     return method
+
+
+def where_method(x: Tensor, condition: Tensor, other) -> Tensor:
+    """``x.where(condition, other)``: x where ``condition`` holds, else ``other``."""
+    return where(condition, x, other)
+
+
+def polygamma_method(x: Tensor, n: int) -> Tensor:
+    """``x.polygamma(n)``: the n-th derivative of digamma at x."""
+    return polygamma(n, x)
 
 
 #: Tensor methods and operators this family provides (bound by fw_core.tensor_methods)
@@ -581,8 +603,7 @@ METHODS.update({
     "__rlshift__": _reflected(bitwise_left_shift), "__rshift__": bitwise_right_shift,
     "__rrshift__": _reflected(bitwise_right_shift), "__invert__": bitwise_not, "clip": clamp,
     "true_divide": true_div, "divide": div, "multiply": mul,
-    "subtract": sub, "where": lambda self, condition, other: where(condition, self, other),
-    "polygamma": lambda self, n: polygamma(n, self),
+    "subtract": sub, "where": where_method, "polygamma": polygamma_method,
 })
 for _name in ("add", "sub", "mul", "div", "pow", "clamp", "relu", "sigmoid", "tanh", "exp",
               "log", "sqrt", "neg", "abs", "floor", "ceil", "round", "square", "reciprocal"):

@@ -25,7 +25,7 @@ from . import anchors
 from .broadcast import sum_to
 from .creation import eye, ones
 from .dispatch import apply, check_tensors
-from .elementwise import mul
+from .elementwise import _reflected, mul
 from .meta import broadcast_shapes, located, promote
 from .registry import define_op
 
@@ -460,6 +460,6 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 #: Tensor methods and operators this family provides (bound by fw_core.tensor_methods)
 METHODS = {
-    "matmul": matmul, "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self),
+    "matmul": matmul, "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
     "bmm": bmm, "outer": outer,
 }

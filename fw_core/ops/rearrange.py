@@ -262,8 +262,13 @@ def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
 
 
 # -- Tensor methods -------------------------------------------------------------------------------
+def flip_method(x: Tensor, *dims) -> Tensor:
+    """``x.flip(0, 1)`` or ``x.flip((0, 1))``: :func:`flip` with the dims as arguments."""
+    return flip(x, _ints(dims, "dims", "flip"))
+
+
 #: Tensor methods this module provides (bound by fw_core.tensor_methods)
 METHODS = {name: globals()[name] for name in ("roll", "tril", "triu")}
-METHODS["flip"] = lambda self, *dims: flip(self, _ints(dims, "dims", "flip"))
+METHODS["flip"] = flip_method
 for _name in ("tril", "triu"):
     METHODS[_name + "_"] = inplace_method(globals()[_name])

@@ -496,15 +496,37 @@ def unbind(x: Tensor, dim: int = 0) -> tuple:
 
 
 # -- Tensor methods -------------------------------------------------------------------------------
+def _reversed_dims(x: Tensor) -> Tensor:
+    """``x.T``: x with its dimensions in reverse order."""
+    return _permute(x, tuple(range(x._data.ndim))[::-1])
+
+
+def is_contiguous(x: Tensor) -> bool:
+    """Whether x's storage is C-contiguous."""
+    return bool(x._data.flags.c_contiguous)
+
+
+def view_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x.view(other.shape)``."""
+    return view(x, other.shape)
+
+
+def reshape_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x.reshape(other.shape)``."""
+    return reshape(x, other.shape)
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x.expand(other.shape)``."""
+    return expand(x, other.shape)
+
+
 #: Tensor methods this family provides (bound by fw_core.tensor_methods)
 METHODS = {name: globals()[name] for name in __all__ if name not in (
     "cat", "concatenate", "stack")}
 METHODS.update({
     "__getitem__": getitem, "swapdims": transpose, "t": _t,
-    "T": property(lambda self: _permute(self, tuple(range(self._data.ndim))[::-1])),
-    "mT": property(_matrix_transpose),
-    "is_contiguous": lambda self: bool(self._data.flags.c_contiguous),
-    "view_as": lambda self, other: view(self, other.shape),
-    "reshape_as": lambda self, other: reshape(self, other.shape),
-    "expand_as": lambda self, other: expand(self, other.shape),
+    "T": property(_reversed_dims), "mT": property(_matrix_transpose),
+    "is_contiguous": is_contiguous, "view_as": view_as, "reshape_as": reshape_as,
+    "expand_as": expand_as,
 })
