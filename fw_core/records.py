@@ -37,11 +37,14 @@ class Anchor:
             learning").
         region: optional ``fn(*inputs) -> bool Tensor`` marking inputs where the approximation
             breaks (relu's ``x <= 0``); the debugger measures its fraction (dead units, saturation).
+        dead: the gradient is exactly 0 throughout ``region``, so inputs that stay there stop
+            learning (relu's dead units; not abs, whose region is the single point 0).
     """
 
     kind: str
     says: str
     region: Callable[..., Any] | None = None
+    dead: bool = False
 
 
 @dataclass(frozen=True)

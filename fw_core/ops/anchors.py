@@ -16,9 +16,10 @@ def smooth(says: str = _EVERYWHERE) -> Anchor:
     return Anchor("smooth", says)
 
 
-def kink(says: str, region=None) -> Anchor:
-    """A corner where the derivative jumps (relu at 0, abs at 0, max ties)."""
-    return Anchor("kink", says, region)
+def kink(says: str, region=None, dead: bool = False) -> Anchor:
+    """A corner where the derivative jumps (relu at 0, abs at 0, max ties); ``dead``: the
+    gradient is 0 over the whole region (relu's x <= 0)."""
+    return Anchor("kink", says, region, dead)
 
 
 def flat(says: str, region=None) -> Anchor:

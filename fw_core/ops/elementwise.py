@@ -157,7 +157,8 @@ POLYGAMMA = _unary_op("polygamma", "The n-th derivative of digamma (n = 0 is dig
                       float_result=True)
 RELU = _unary_op("relu", "max(x, 0).", lambda ctx, g: (g * (ctx.inputs[0] > 0),),
                  anchors.kink("gradient is exactly 0 for x < 0: units that stay below 0 stop "
-                              "learning (dead ReLU)", region=lambda x: x <= 0), cost="cheap",
+                              "learning (dead ReLU)", region=lambda x: x <= 0, dead=True),
+                 cost="cheap",
                  expr=lambda x: scalar.maximum(x, 0.0))
 FLOOR = _unary_op("floor", "Largest integer <= x.", _zero_grad, _FLAT, saves=(), expr=scalar.floor)
 CEIL = _unary_op("ceil", "Smallest integer >= x.", _zero_grad, _FLAT, saves=(), expr=scalar.ceil)

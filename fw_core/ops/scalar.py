@@ -219,6 +219,11 @@ def transcendental(expr: Expr) -> bool:
     return any(e.op in PRIMITIVES and PRIMITIVES[e.op].transcendental for e in _nodes(expr))
 
 
+def calls(expr: Expr, *names: str) -> bool:
+    """Whether ``expr`` applies any of the primitives ``names`` (``calls(f, "exp", "expm1")``)."""
+    return any(e.op in names for e in _nodes(expr))
+
+
 def boolean(expr: Expr) -> bool:
     """Whether ``expr``'s value is a bool before it is rounded to the result dtype."""
     return expr.op in PRIMITIVES and (PRIMITIVES[expr.op].boolean or expr.op == "where" and

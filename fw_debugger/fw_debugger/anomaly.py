@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import fw_core as fw
 from fw_core.errors import ArgumentError, FwError
+from fw_core.ops import scalar
 from fw_core.records import Inspector, OpEvent, Structure
 
 from .stats import format_stats, health_stats
@@ -302,10 +303,16 @@ def hint(event: OpEvent, node=None) -> str:
     if low and kind in ("pole", "domain"):
         return f"{op} of negative values ({_producer(low[0])}) is NaN: {says}"
     top = max((_stats(t)["max"] for t in inputs if _stats(t)["max"] is not None), default=None)
-    if top is not None and top > _OVERFLOWS:
+    if top is not None and top > _OVERFLOWS and _exponential(event):
         return (f"{op} overflowed (inputs up to {top:.4g}): subtract the max first (as "
                 f"softmax/logsumexp do) or clamp the input; {says}")
     return says
+
+
+def _exponential(event: OpEvent) -> bool:
+    """Whether the op's formula (its contract's ``expr``) grows like exp: large inputs overflow."""
+    expr = scalar.formula(event.op, event.attrs, len(event.inputs))
+    return expr is not None and scalar.calls(expr, "exp", "expm1")
 
 
 def _why_zero(t) -> str:

@@ -232,14 +232,16 @@ def _parameter_rows(root, optimizer, previous) -> dict[str, LayerHealth]:
 
 
 def _activation_rows(rows, fractions) -> None:
-    """Add dead (relu) and saturated (saturation anchors) fractions to the rows."""
+    """Add dead (anchors whose region has no gradient, relu's) and saturated (saturation
+    anchors) fractions to the rows."""
     for module, by_op in fractions.items():
         row = rows.setdefault(module, LayerHealth(module))
         row.regions.update(by_op)
-        if "relu" in by_op:
-            row.dead_fraction = by_op["relu"]
-        saturated = [f for op, f in by_op.items()
-                     if fw.ops.get(op).anchor.kind == "saturation"]
+        anchors = {op: fw.ops.get(op).anchor for op in by_op}
+        dead = [f for op, f in by_op.items() if anchors[op].dead]
+        if dead:
+            row.dead_fraction = max(dead)
+        saturated = [f for op, f in by_op.items() if anchors[op].kind == "saturation"]
         if saturated:
             row.saturated_fraction = max(saturated)
 

@@ -195,3 +195,13 @@ def test_health_stats_counts():
                      "min": -2.0, "max": 4.0, "mean": pytest.approx(2 / 3)}
     assert health_stats(fw.tensor([float("nan")]))["min"] is None
     assert health_stats(fw.tensor([1, 0]))["zeros"] == 1
+
+
+def test_the_overflow_advice_is_for_ops_whose_formula_grows_like_exp():
+    big = fw.tensor([100.0, 1.0])
+    with pytest.raises(AnomalyError) as caught, detect_anomaly():
+        fw.exp(big)
+    assert caught.value.kind == "Inf" and "overflowed (inputs up to 100)" in caught.value.hint
+    with pytest.raises(AnomalyError) as caught, detect_anomaly():
+        big * fw.tensor([1e38, 1.0])  # a product overflows too, but max-subtraction is no fix
+    assert caught.value.op == "mul" and "subtract the max" not in caught.value.hint

@@ -115,3 +115,8 @@ def test_fit_callback_reports_every_n_batches():
     assert report["0"].grad_norm > 0 and report["0"].update_ratio > 0
     assert report["1"].saturated_fraction is not None
     assert INSPECTOR.name not in fw.inspectors.active()
+
+
+def test_dead_units_come_from_the_contract_not_the_op_name():
+    assert fw.ops.get("relu").anchor.dead
+    assert not fw.ops.get("abs").anchor.dead  # a kink at one point kills nothing
