@@ -17,14 +17,22 @@ from .meta import require_floating
 from .registry import define_op
 
 
-def _adam_meta(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, **attrs):
-    require_floating(param, "adam_update")
-    for what, spec in (("grad", grad), ("exp_avg", exp_avg), ("exp_avg_sq", exp_avg_sq),
-                       ("max_exp_avg_sq", max_exp_avg_sq)):
-        if spec is not None and (spec.shape != param.shape or spec.dtype != param.dtype):
-            raise ShapeError(f"{what} is {spec}, the parameter is {param}", op="adam_update",
-                             hint="every state tensor has the parameter's shape and dtype")
-    return param
+def _state_meta(op: str, names: tuple[str, ...]):
+    """The meta rule of an update op: a floating parameter, and each state tensor (None where
+    the optimizer keeps none) of its shape and dtype; the result is the parameter."""
+
+    def meta(param, *states, **attrs):
+        require_floating(param, op)
+        for what, spec in zip(names, states):
+            if spec is not None and (spec.shape != param.shape or spec.dtype != param.dtype):
+                raise ShapeError(f"{what} is {spec}, the parameter is {param}", op=op,
+                                 hint="every state tensor has the parameter's shape and dtype")
+        return param
+
+    return meta
+
+
+_UPDATE = anchors.flat("an update, not a function of the loss: nothing flows back through it")
 
 
 ADAM_UPDATE = define_op(
@@ -36,6 +44,16 @@ ADAM_UPDATE = define_op(
     signature="adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq: Tensor | None, "
               "lr: float, beta1: float, beta2: float, eps: float, weight_decay: float, "
               "decoupled: bool, maximize: bool, step: float) -> param (updated in place)",
-    meta=_adam_meta, vjp=None, structure=Structure.OPAQUE, effects=(0, 2, 3, 4),
-    anchor=anchors.flat("an update, not a function of the loss: nothing flows back through it"),
-    builtin=True)
+    meta=_state_meta("adam_update", ("grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq")),
+    vjp=None, structure=Structure.OPAQUE, effects=(0, 2, 3, 4), anchor=_UPDATE, builtin=True)
+
+SGD_UPDATE = define_op(
+    "sgd_update", family="optim",
+    doc="One SGD step of a parameter, in place: d = g + weight_decay * param (g negated with "
+        "maximize); with momentum, buf = d at the first step, else momentum * buf + (1 - "
+        "dampening) * d, and d = d + momentum * buf (nesterov) or buf; then param -= lr * d.",
+    signature="sgd_update(param, grad, momentum_buffer: Tensor | None, lr: float, "
+              "momentum: float, dampening: float, weight_decay: float, nesterov: bool, "
+              "maximize: bool, first: bool) -> param (updated in place)",
+    meta=_state_meta("sgd_update", ("grad", "momentum_buffer")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2), anchor=_UPDATE, builtin=True)

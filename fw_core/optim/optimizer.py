@@ -33,7 +33,7 @@ from ..errors import (
 from ..memory import track as _track
 from ..ops.meta import describe, located
 from ..tensor import Tensor
-from ..tensor_methods import assign_
+from ..tensor_methods import assign_, bump_version
 
 _wrap = Tensor._wrap
 
@@ -401,6 +401,20 @@ def update_kernel(p: Tensor, op_name: str = "adam_update"):
     op = OPS[op_name]
     device = p._device
     return device.kernels.get(op) or missing_kernel(op, device)
+
+
+def run_update(op_name: str, p: Tensor, arrays: tuple, attrs: dict) -> None:
+    """Run update op ``op_name`` (fw_core.ops.optim) on parameter ``p``'s raw arrays, in place,
+    and mark ``p`` modified; active inspectors see it as the op it is."""
+    update_kernel(p, op_name)(*arrays, **attrs)
+    bump_version(p)
+    if _grad_state.inspectors:
+        from ..inspectors import notify_op
+        from ..ops.registry import OPS
+
+        device = p._device
+        tensors = tuple(None if a is None else Tensor._wrap(a, device) for a in arrays)
+        notify_op(OPS[op_name], tensors, attrs, p)
 
 
 def lerp_(xp, start, end, weight: float, tmp) -> None:

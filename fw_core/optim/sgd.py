@@ -5,8 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..ops.meta import describe
-from ..tensor_methods import bump_version
-from .optimizer import ArgumentError, Optimizer, check_number, copy_state, implementation_flags
+from .optimizer import (
+    ArgumentError,
+    Optimizer,
+    check_number,
+    implementation_flags,
+    run_update,
+    zeros_state,
+)
 
 
 class SGD(Optimizer):
@@ -67,33 +73,10 @@ class SGD(Optimizer):
         nesterov = group["nesterov"]
         maximize = group["maximize"]
         for p, g, state in self._with_grad(group):
-            xp = p._device.xp
-            data = p._data
-            d = self._direction(p, g, weight_decay, maximize)
-            owned = d is not g  # our scratch, so it may be overwritten
-            if momentum != 0:
-                buf_t = state.get("momentum_buffer")
-                if buf_t is None:
-                    buf_t = state["momentum_buffer"] = copy_state(p, d)
-                    buf = buf_t._data
-                else:
-                    buf = buf_t._data
-                    buf *= momentum
-                    if dampening == 0:
-                        buf += d
-                    else:
-                        scaled = d if owned else self._scratch(p)
-                        xp.multiply(d, 1 - dampening, out=scaled)
-                        buf += scaled
-                if nesterov:
-                    step = xp.multiply(buf, momentum, out=self._scratch(p))
-                    step += d
-                    d, owned = step, True
-                else:
-                    d, owned = buf, False
-            if not owned:
-                d = xp.multiply(d, -lr, out=self._scratch(p))
-            else:
-                d *= -lr
-            data += d
-            bump_version(p)
+            buf, first = state.get("momentum_buffer"), False
+            if momentum != 0 and buf is None:
+                buf, first = state.setdefault("momentum_buffer", zeros_state(p)), True
+            run_update("sgd_update", p, (p._data, g, None if buf is None else buf._data),
+                       {"lr": lr, "momentum": momentum, "dampening": dampening,
+                        "weight_decay": weight_decay, "nesterov": nesterov,
+                        "maximize": maximize, "first": first})

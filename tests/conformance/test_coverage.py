@@ -9,6 +9,8 @@ COVERED_ELSEWHERE = {
     "to_device": "device transfers: tests/fw_core/test_tensor.py and the plugin tests",
     "adam_update": "Adam/AdamW step for step against torch.optim (tests/fw_core/optim/"
                    "test_adam.py) and fused against generic (tests/fw_cpu/test_fused_optim.py)",
+    "sgd_update": "SGD step for step against torch.optim.SGD, momentum, dampening, Nesterov, "
+                  "weight decay and maximize (tests/fw_core/optim/test_sgd.py)",
 }
 
 

@@ -35,6 +35,8 @@ def test_every_op_has_a_torch_differential_case():
         "pad_backward": "pad's VJP (torch's is internal); gradgradcheck of pad covers it",
         "adam_update": "an in-place update: tests/fw_core/optim/test_adam.py compares it with "
                        "torch.optim.Adam/AdamW step for step",
+        "sgd_update": "an in-place update: tests/fw_core/optim/test_sgd.py compares it with "
+                      "torch.optim.SGD step for step",
     }
     covered = {c.op for c in ALL if c.torch is not None}
     missing = sorted(set(fw.OPS) - covered - set(without_torch_equivalent))

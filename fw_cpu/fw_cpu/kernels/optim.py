@@ -47,6 +47,32 @@ def adam_update(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr
     return param
 
 
+def sgd_update(xp, param, grad, momentum_buffer=None, *, lr, momentum, dampening,
+               weight_decay, nesterov, maximize, first):
+    """One SGD step, in place on ``param`` and ``momentum_buffer`` (None without momentum;
+    ``first``: the buffer is filled with the direction, as PyTorch's first step does); returns
+    ``param``. Rounds as ``torch.optim.SGD`` does, one operation at a time."""
+    d = grad
+    if weight_decay != 0:
+        d = xp.multiply(param, weight_decay, out=xp.empty_like(param))  # 0-d stays an array
+        (xp.subtract if maximize else xp.add)(d, grad, out=d)
+    elif maximize:
+        d = xp.negative(grad)
+    if momentum != 0:
+        buf = momentum_buffer
+        if first:
+            buf[...] = d
+        else:
+            buf *= momentum
+            buf += d if dampening == 0 else xp.multiply(d, 1 - dampening)
+        if nesterov:
+            d = xp.multiply(buf, momentum) + d
+        else:
+            d = buf
+    param += xp.multiply(d, -lr)
+    return param
+
+
 def kernels(xp, special) -> dict:
     """The optimizer kernels for namespace ``xp`` (they need nothing of ``special``)."""
-    return {"adam_update": partial(adam_update, xp)}
+    return {"adam_update": partial(adam_update, xp), "sgd_update": partial(sgd_update, xp)}
