@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_moment_options,
     implementation_flags,
+    run_update,
     step_state,
-    update_kernel,
     zeros_state,
 )
 
@@ -85,11 +84,11 @@ class Adam(Optimizer):
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
             max_sq = state["max_exp_avg_sq"]._data if amsgrad else None
-            update_kernel(p)(p._data, g, state["exp_avg"]._data, state["exp_avg_sq"]._data,
-                             max_sq, lr=lr, beta1=beta1, beta2=beta2, eps=eps,
-                             weight_decay=weight_decay, decoupled=decoupled,
-                             maximize=maximize, step=step)
-            bump_version(p)
+            run_update("adam_update", p, (p._data, g, state["exp_avg"]._data,
+                                          state["exp_avg_sq"]._data, max_sq),
+                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+                        "weight_decay": weight_decay, "decoupled": decoupled,
+                        "maximize": maximize, "step": step})
 
 
 class AdamW(Adam):

@@ -392,7 +392,7 @@ def advance(step: Tensor) -> float:
     return float(data)
 
 
-def update_kernel(p: Tensor, op_name: str = "adam_update"):
+def _update_kernel(p: Tensor, op_name: str):
     """The device's kernel for an optimizer update op (fw_core.ops.optim) for parameter ``p``:
     the fused one where its plugin has it, a CPU fallback (reported once) otherwise."""
     from ..ops.dispatch import missing_kernel
@@ -406,7 +406,7 @@ def update_kernel(p: Tensor, op_name: str = "adam_update"):
 def run_update(op_name: str, p: Tensor, arrays: tuple, attrs: dict) -> None:
     """Run update op ``op_name`` (fw_core.ops.optim) on parameter ``p``'s raw arrays, in place,
     and mark ``p`` modified; active inspectors see it as the op it is."""
-    update_kernel(p, op_name)(*arrays, **attrs)
+    _update_kernel(p, op_name)(*arrays, **attrs)
     bump_version(p)
     if _grad_state.inspectors:
         from ..inspectors import notify_op
