@@ -28,6 +28,7 @@ outputs back. Without amsgrad both ``max_exp_avg_sq`` pointers are ``exp_avg_sq`
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -187,16 +188,15 @@ def adam_launch(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, be
 _module = RawModule(SOURCE, KERNELS)
 
 
-def adam_kernel(generic):
-    """The cuda ``adam_update`` kernel: :data:`SOURCE`'s one launch where
-    :func:`adam_launch` applies, else ``generic`` (the xp-generic kernel on CuPy)."""
+def adam_guard(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, **attrs):
+    """The guard of the cuda ``adam_update`` kernel: the function that runs :data:`SOURCE`'s
+    one launch for this call, or None where the generic kernel must run."""
+    launch = adam_launch(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **attrs)
+    return None if launch is None else partial(_adam_launched, launch)
 
-    def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, **attrs):
-        launch = adam_launch(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **attrs)
-        if launch is None:
-            return generic(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, **attrs)
-        _module.launch(launch.kernel, *launch_size(launch.size),
-                       (*launch.inputs, *launch.outputs, *launch.scalars))
-        return param
 
-    return adam_update
+def _adam_launched(launch: AdamLaunch, param, *arrays, **attrs):
+    """Run a planned Adam launch: the step in place; returns ``param``."""
+    _module.launch(launch.kernel, *launch_size(launch.size),
+                   (*launch.inputs, *launch.outputs, *launch.scalars))
+    return param

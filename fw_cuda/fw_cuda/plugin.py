@@ -16,6 +16,8 @@ from . import device
 
 #: the function whose table holds the cuda kernels (imported with CuPy on first use)
 TABLE = "fw_cuda.kernels:cuda_kernels"
+#: the hand-written kernels above some generic ones, and their guards (imported with CuPy too)
+FAST_TABLE, FAST_GUARDS = "fw_cuda.kernels:fast_kernels", "fw_cuda.kernels:fast_guards"
 
 
 @hookimpl
@@ -27,10 +29,14 @@ def fw_register_devices():
 def fw_register_kernels():
     if not device.runtime.installed():
         return []
-    from .kernels import op_names
+    from .kernels import FAST, op_names
 
-    return [KernelSpec(op=name, device="cuda", fn=LazyKernel(TABLE, name))
-            for name in op_names()]
+    generic = [KernelSpec(op=name, device="cuda", fn=LazyKernel(TABLE, name))
+               for name in op_names()]
+    fast = [KernelSpec(op=name, device="cuda", fn=LazyKernel(FAST_TABLE, name), priority=1,
+                       guard=LazyKernel(FAST_GUARDS, name), takes=takes)
+            for name, takes in FAST.items()]
+    return generic + fast
 
 
 @hookimpl

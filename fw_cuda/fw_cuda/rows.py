@@ -15,13 +15,14 @@ an integer mask or a non-bool / misshapen dropout mask. The generic kernels also
 errors for malformed calls. The CUDA C lives in :mod:`fw_cuda.rows_source`.
 
 Each ``*_launch(xp, ...)`` returns a :class:`Launch` (arrays prepared with ``xp``) or None for
-the generic kernel; :func:`row_kernels` runs them on CuPy. With ``xp=numpy`` the same launch
-description feeds the host runner of the tests.
+the generic kernel; :func:`guards` turns them into the guards of the ``cuda`` row kernels.
+With ``xp=numpy`` the same launch description feeds the host runner of the tests.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -34,7 +35,7 @@ MAX_GRID = 1 << 16
 
 _SUFFIX = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
            np.dtype(np.float64): "f64"}
-#: the ops :func:`row_kernels` provides
+#: the ops :func:`guards` serves
 NAMES = ("softmax", "safe_softmax", "log_softmax", "layer_norm", "rms_norm",
          "scaled_dot_product_attention")
 _MODES = {"softmax": 0, "safe_softmax": 1, "log_softmax": 2}
@@ -172,56 +173,55 @@ def _run(launch: Launch):
     return launch.outputs[0]
 
 
-def row_kernels(generic: dict) -> dict:
-    """{op name: kernel} for the row ops, each falling back to ``generic[name]`` (the xp-generic
-    kernel on CuPy) where :mod:`fw_cuda.rows` does not apply. ``generic``'s entries are taken
-    now, so the caller may then put these kernels in that very table."""
-    import cupy
+def guards(xp) -> dict:
+    """{row op: its guard}: each plans the call's launch (arrays prepared with ``xp``) and
+    returns the function that runs it, or None where the generic kernel must run; the dispatch
+    chain then hands the call on. On CuPy they are the ``cuda`` device's guarded row kernels."""
+    return {"softmax": partial(_softmax_guard, xp, "softmax"),
+            "safe_softmax": partial(_softmax_guard, xp, "safe_softmax"),
+            "log_softmax": partial(_softmax_guard, xp, "log_softmax"),
+            "layer_norm": partial(_layer_norm_guard, xp), "rms_norm": partial(_rms_norm_guard, xp),
+            "scaled_dot_product_attention": partial(_attention_guard, xp)}
 
-    generic = {name: generic[name] for name in NAMES}
 
-    def softmax(name):
-        def kernel(x, dim):
-            launch = softmax_launch(cupy, x, dim, name)
-            return generic[name](x, dim) if launch is None else _run(launch)
+def _launched(launch: Launch, *arrays, **attrs):
+    """Run a planned launch (the call's arrays are in it already); its first output."""
+    return _run(launch)
 
-        kernel.__name__ = name
-        return kernel
 
-    def layer_norm(x, *tensors, normalized_shape, eps, has_weight, has_bias):
-        launch = None
-        if len(tensors) == has_weight + has_bias:
-            it = iter(tensors)
-            weight, bias = (next(it) if flag else None for flag in (has_weight, has_bias))
-            launch = norm_launch(cupy, x, weight, bias, normalized_shape, eps, center=True)
-        if launch is None:
-            return generic["layer_norm"](x, *tensors, normalized_shape=normalized_shape,
-                                         eps=eps, has_weight=has_weight, has_bias=has_bias)
-        return _run(launch)
+def _planned(launch: Launch | None):
+    return None if launch is None else partial(_launched, launch)
 
-    def rms_norm(x, *tensors, normalized_shape, eps, has_weight):
-        launch = None
-        if len(tensors) == has_weight:
-            weight = tensors[0] if has_weight else None
-            launch = norm_launch(cupy, x, weight, None, normalized_shape, eps, center=False)
-        if launch is None:
-            return generic["rms_norm"](x, *tensors, normalized_shape=normalized_shape, eps=eps,
-                                       has_weight=has_weight)
-        return _run(launch)
 
-    def scaled_dot_product_attention(q, k, v, *extra, scale, is_causal, dropout_p, has_mask):
-        launch = None
-        if q.dtype == k.dtype == v.dtype and v.ndim >= 2 and k.shape[-2:-1] == v.shape[-2:-1] \
-                and len(extra) == has_mask + (dropout_p > 0):
-            mask = extra[0] if has_mask else None
-            keep = extra[-1] if dropout_p > 0 else None
-            launch = attention_launch(cupy, q, k, mask, keep, scale, is_causal, dropout_p)
-        if launch is None:
-            return generic["scaled_dot_product_attention"](
-                q, k, v, *extra, scale=scale, is_causal=is_causal, dropout_p=dropout_p,
-                has_mask=has_mask)
-        return attention_output(cupy, _run(launch), v, q.dtype)
+def _softmax_guard(xp, mode, x, dim):
+    return _planned(softmax_launch(xp, x, dim, mode))
 
-    return {"softmax": softmax("softmax"), "safe_softmax": softmax("safe_softmax"),
-            "log_softmax": softmax("log_softmax"), "layer_norm": layer_norm,
-            "rms_norm": rms_norm, "scaled_dot_product_attention": scaled_dot_product_attention}
+
+def _layer_norm_guard(xp, x, *tensors, normalized_shape, eps, has_weight, has_bias):
+    if len(tensors) != has_weight + has_bias:
+        return None
+    it = iter(tensors)
+    weight, bias = (next(it) if flag else None for flag in (has_weight, has_bias))
+    return _planned(norm_launch(xp, x, weight, bias, normalized_shape, eps, center=True))
+
+
+def _rms_norm_guard(xp, x, *tensors, normalized_shape, eps, has_weight):
+    if len(tensors) != has_weight:
+        return None
+    weight = tensors[0] if has_weight else None
+    return _planned(norm_launch(xp, x, weight, None, normalized_shape, eps, center=False))
+
+
+def _attention_guard(xp, q, k, v, *extra, scale, is_causal, dropout_p, has_mask):
+    if not (q.dtype == k.dtype == v.dtype and v.ndim >= 2 and k.shape[-2:-1] == v.shape[-2:-1]
+            and len(extra) == has_mask + (dropout_p > 0)):
+        return None
+    mask = extra[0] if has_mask else None
+    keep = extra[-1] if dropout_p > 0 else None
+    launch = attention_launch(xp, q, k, mask, keep, scale, is_causal, dropout_p)
+    return None if launch is None else partial(_attended, xp, launch)
+
+
+def _attended(xp, launch: Launch, q, k, v, *extra, **attrs):
+    """Run a planned attention launch: the scores' pass, then the product with ``v``."""
+    return attention_output(xp, _run(launch), v, q.dtype)

@@ -23,11 +23,12 @@ import host_cuda
 import numpy as np
 import pytest
 import scipy.special
+from cuda_chains import chained
 
 import fw_core as fw
 from fw_cpu.kernels import all_kernels
 from fw_cuda import nvcc, optim_kernels
-from fw_cuda.kernels import cuda_kernels
+from fw_cuda.kernels import FAST, fast_guards
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts" / "fw_cuda"
 
@@ -179,7 +180,8 @@ def test_fortran_order_and_0d_launch_but_strided_mixed_and_empty_fall_back():
 
 def test_fallbacks_reach_the_generic_kernel_without_touching_cupy():
     generic = all_kernels(np, scipy.special)["adam_update"]  # NumPy stands in for CuPy
-    kernel = optim_kernels.adam_kernel(generic)
+    kernel = chained({"adam_update": generic},
+                     {"adam_update": optim_kernels.adam_guard})["adam_update"]
     arrays, attrs = _state(np.float32, "adamw", size=16)
     strided = [a.copy()[::2] for a in arrays]
     want = _cpu([a.copy() for a in strided], attrs)
@@ -188,6 +190,5 @@ def test_fallbacks_reach_the_generic_kernel_without_touching_cupy():
         np.testing.assert_array_equal(g, w)
 
 
-def test_cuda_table_takes_the_adam_kernel():
-    table = cuda_kernels()
-    assert table["adam_update"].__module__ == "fw_cuda.optim_kernels"
+def test_adam_has_a_guarded_kernel_above_the_generic_one():
+    assert "adam_update" in FAST and fast_guards(np)["adam_update"] is optim_kernels.adam_guard

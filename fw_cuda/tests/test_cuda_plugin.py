@@ -34,3 +34,18 @@ def test_registers_cuda_memory_policy_and_fusion_rules():
     assert policy.release_order[0] == "debug"
     rules = fw.plugins.fusion_rules("cuda")
     assert rules and all(rule.device == "cuda" for rule in rules)
+
+
+def test_hand_written_kernels_are_guarded_specs_above_the_generic_ones():
+    from fw_core.records import LazyKernel
+    from fw_cuda import device, plugin
+    from fw_cuda.kernels import FAST
+
+    if not device.runtime.installed():
+        pytest.skip("no CUDA runtime: fw_cuda registers no kernels")
+    specs = plugin.fw_register_kernels()
+    fast = {s.op: s for s in specs if s.priority == 1}
+    assert set(fast) == set(FAST)
+    for op, spec in fast.items():
+        assert spec.guard == LazyKernel(plugin.FAST_GUARDS, op) and spec.takes == FAST[op]
+        assert any(s.op == op and s.priority == 0 and s.guard is None for s in specs)

@@ -21,11 +21,12 @@ import host_cuda
 import numpy as np
 import pytest
 import scipy.special
+from cuda_chains import chained
 
 import fw_core as fw
 from fw_cpu.kernels import all_kernels
 from fw_cuda import nvcc, rows, rows_source
-from fw_cuda.kernels import cuda_kernels
+from fw_cuda.kernels import FAST, cuda_kernels, fast_guards
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "test-artifacts" / "fw_cuda"
 
@@ -237,8 +238,8 @@ def test_attention_mask_layout_and_fallbacks():
 
 def test_fallbacks_reach_the_generic_kernels_without_touching_cupy():
     kernels = all_kernels(np, scipy.special)  # NumPy stands in for CuPy as the generic table
-    kernels.update(rows.row_kernels(kernels))  # as cuda_kernels() does: no self-recursion
-    assert kernels["softmax"].__module__ == "fw_cuda.rows"
+    kernels.update(chained(kernels, rows.guards(np)))  # as the dispatch table chains them
+    assert kernels["softmax"].__qualname__ == "guarded[softmax@cuda]"
     assert kernels["softmax"](np.asarray(np.float32(3.0)), 0) == 1.0  # 0-d
     assert kernels["log_softmax"](np.zeros((0, 3), np.float16), 1).shape == (0, 3)
     ints = np.arange(6, dtype=np.int32).reshape(2, 3)
@@ -247,8 +248,8 @@ def test_fallbacks_reach_the_generic_kernels_without_touching_cupy():
                               has_bias=False)
 
 
-def test_cuda_table_takes_the_row_kernels():
-    table = cuda_kernels()
-    for name in rows.NAMES:
-        assert table[name].__module__ == "fw_cuda.rows", name
-    assert getattr(table["exp"], "__module__", None) != "fw_cuda.rows"  # the rest stay generic
+def test_the_row_ops_have_guarded_kernels_above_the_generic_table():
+    assert set(rows.NAMES) <= set(FAST) and set(fast_guards(np)) == set(FAST)
+    table = cuda_kernels()  # the generic kernels, on CuPy
+    assert set(rows.NAMES) <= set(table)
+    assert getattr(table["exp"], "__module__", None) != "fw_cuda.rows"

@@ -12,10 +12,11 @@ fallbacks, compared with fw's CPU kernels:
   output (in place), a non-contiguous buffer; the contraction + epilogue kernel
   (``fw_core.compile.epilogue`` with the head's *CPU* kernel as the contraction and the CUDA
   loop as the epilogue, writing into the product's buffer);
-- ``rows.row_kernels(generic)`` over fw_cpu's NumPy generic table: softmax family over a middle
+- ``rows.guards`` chained over fw_cpu's NumPy generic table: softmax family over a middle
   dim (float32 / float64 / float16), layer norm with weight and bias, RMS norm, attention with
   a causal and a boolean mask; an int input and mixed dtypes reach the generic kernel;
-- ``optim_kernels.adam_kernel``: AdamW and amsgrad in place, to the bit against the CPU kernel.
+- ``optim_kernels.adam_guard`` chained over the generic kernel: AdamW and amsgrad in place, to
+  the bit against the CPU kernel.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import host_cupy
 import numpy as np
 import pytest
 import scipy.special
+from cuda_chains import chained
 from cuda_fusion_groups import EXACT, Builder, build, tolerance
 
 import fw_core as fw
@@ -148,7 +150,7 @@ def test_epilogue_kernel_writes_into_the_products_buffer(launches):
 def table(launches):
     """fw_cpu's NumPy generic kernels with the row ops replaced as ``cuda_kernels()`` does."""
     kernels = all_kernels(np, scipy.special)
-    kernels.update(rows.row_kernels(kernels))
+    kernels.update(chained(kernels, rows.guards(np)))
     return kernels
 
 
@@ -230,7 +232,8 @@ def test_adam_updates_in_place_to_the_bit(launches, amsgrad):
                  decoupled=not amsgrad, maximize=False, step=7.0)
     want = [a.copy() for a in arrays]
     fw.ops.kernel("adam_update", "cpu")(*want, **attrs)
-    kernel = optim_kernels.adam_kernel(all_kernels(np, scipy.special)["adam_update"])
+    kernel = chained(all_kernels(np, scipy.special),
+                     {"adam_update": optim_kernels.adam_guard})["adam_update"]
     before = arrays[0].copy()
     assert kernel(*arrays, **attrs) is arrays[0]
     for got, expected in zip(arrays, want):
