@@ -224,6 +224,28 @@ def calls(expr: Expr, *names: str) -> bool:
     return any(e.op in names for e in _nodes(expr))
 
 
+def hole(name: str) -> Expr:
+    """A constant left open in a pattern: :func:`match` binds it to the number found there."""
+    return Expr("hole", value=name)
+
+
+def match(pattern: Expr, expr: Expr) -> dict | None:
+    """The numbers ``pattern``'s holes stand for, where ``expr`` is ``pattern`` with them filled
+    in (``{}`` for a pattern without holes), or None: how a device recognises a formula its
+    library computes (``where(x > 0, x, x * hole("slope"))`` is a leaky relu)."""
+    bound: dict = {}
+
+    def walk(p: Expr, e: Expr) -> bool:
+        if p.op == "hole":
+            if e.op != "const" or bound.setdefault(p.value, e.value) != e.value:
+                return False
+            return True
+        return (p.op == e.op and p.value == e.value and len(p.args) == len(e.args)
+                and all(walk(a, b) for a, b in zip(p.args, e.args)))
+
+    return bound if walk(pattern, expr) else None
+
+
 def boolean(expr: Expr) -> bool:
     """Whether ``expr``'s value is a bool before it is rounded to the result dtype."""
     return expr.op in PRIMITIVES and (PRIMITIVES[expr.op].boolean or expr.op == "where" and

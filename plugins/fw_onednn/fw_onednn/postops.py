@@ -5,12 +5,15 @@ The epilogue of a ``contraction+epilogue`` group is a chain: each node reads the
 previous one made (the *accumulator*, first the product) exactly once, and at most one other
 operand, a group input or a Python number. Each node becomes one or two post-ops:
 
-- an activation (:mod:`fw_onednn.eltwise`'s table, plus ``tanh``): an eltwise post-op. relu is
-  oneDNN's elu with alpha 0 there (the same values, NaN kept; a negative input gives -0.0);
-  gelu's erf form differs from fw only where the result is not finite, so a kernel using it
-  checks its result (:attr:`Recipe.checks_result`);
-- ``add``, ``sub``, ``mul``, ``div`` with a tensor: a binary post-op whose second operand is
-  that tensor, broadcast as fw broadcasts it (``sub(t, acc)``: a negation, then an add);
+- a node whose contract formula (``OpDef.expr``) is one of oneDNN's eltwise algorithms
+  (:data:`_ACTIVATIONS`, matched with :func:`fw_core.ops.scalar.match`, so an op is recognised
+  by what it computes, not by its name): an eltwise post-op. ``maximum(x, 0)`` is oneDNN's elu
+  with alpha 0 there (the same values, NaN kept; a negative input gives -0.0); gelu's erf form
+  differs from fw only where the result is not finite, so a kernel using it checks its result
+  (:attr:`Recipe.checks_result`);
+- a node whose formula is ``a + b``, ``a - b``, ``a * b`` or ``a / b``, with a tensor: a binary
+  post-op whose second operand is that tensor, broadcast as fw broadcasts it (``t - acc``: a
+  negation, then an add);
 - with a number: an eltwise ``linear`` (``alpha * acc + beta``: one exact multiply or add),
   except a division, which is a binary ``div`` by a one-element operand (a multiplication by
   the reciprocal would round differently).
@@ -29,20 +32,54 @@ from dataclasses import dataclass
 import numpy as np
 
 from fw_core.compile.ir import Value
+from fw_core.ops import scalar
 
 from . import capi, capi_eltwise
-from .eltwise import BY_OP, Algorithm, has_nan
+from .eltwise import Algorithm, overflows_doubled
 from .layouts import elements, merge
 from .primitive import Layout
 
 F32 = np.dtype(np.float32)
-_BINARY = {"add": capi_eltwise.BINARY_ADD, "sub": capi_eltwise.BINARY_SUB,
-           "mul": capi_eltwise.BINARY_MUL, "div": capi_eltwise.BINARY_DIV}
-#: activations oneDNN computes as fw defines them that are not fw_onednn kernels of their own
-#: (fw_cpu's NumPy ufunc is as fast alone), as post-ops
-_ONLY_POST_OPS = {"tanh": lambda: Algorithm(capi_eltwise.ELTWISE_TANH)}
+_X, _Y = scalar.arg(0), scalar.arg(1)
+#: oneDNN's binary post-ops, as the formulas of the two operands they compute
+_BINARY = {"add": (_X + _Y, capi_eltwise.BINARY_ADD), "sub": (_X - _Y, capi_eltwise.BINARY_SUB),
+           "mul": (_X * _Y, capi_eltwise.BINARY_MUL), "div": (_X / _Y, capi_eltwise.BINARY_DIV)}
 #: relu as a post-op: oneDNN's relu drops NaN, its elu with alpha 0 keeps it
 _RELU_KEEPING_NAN = Algorithm(capi_eltwise.ELTWISE_ELU, 0.0)
+
+
+def _near(value: float, constant: float) -> bool:
+    return math.isclose(value, constant, rel_tol=1e-15)
+
+
+def _sigmoid(v):
+    return 1.0 / (1.0 + scalar.exp(-v))
+
+
+_ALPHA = scalar.hole("alpha")
+#: oneDNN's eltwise algorithms, each as the formula of the accumulator ``x`` it computes (holes
+#: for its parameters) and the Algorithm for the numbers found there (None: no algorithm). A
+#: node whose contract formula matches one is that post-op, whatever the op is called.
+_ACTIVATIONS = (
+    (scalar.maximum(_X, 0.0), lambda: _RELU_KEEPING_NAN),
+    (scalar.where(scalar.gt(_X, 0.0), _X, _X * _ALPHA),
+     lambda alpha: _RELU_KEEPING_NAN if alpha == 0 else
+     Algorithm(capi_eltwise.ELTWISE_RELU, float(alpha))),
+    (scalar.where(scalar.gt(_X, 0.0), _X, scalar.expm1(_X) * _ALPHA),
+     lambda alpha: Algorithm(capi_eltwise.ELTWISE_ELU, float(alpha))),
+    (_X * 0.5 * scalar.erfc(_X * scalar.hole("c")),
+     lambda c: Algorithm(capi_eltwise.ELTWISE_GELU_ERF, refuse=overflows_doubled)
+     if _near(c, -1 / math.sqrt(2)) else None),
+    (_X * _sigmoid((_X + _X * _X * _X * 0.044715) * scalar.hole("c")),
+     lambda c: Algorithm(capi_eltwise.ELTWISE_GELU_TANH)
+     if _near(c, 2 * math.sqrt(2 / math.pi)) else None),
+    (_sigmoid(_X), lambda: Algorithm(capi_eltwise.ELTWISE_LOGISTIC)),
+    (_X / (1.0 + scalar.exp(-_X)), lambda: Algorithm(capi_eltwise.ELTWISE_SWISH, 1.0)),
+    (_X * scalar.tanh(scalar.maximum(_X, 0.0) + scalar.log1p(scalar.exp(-scalar.abs(_X)))),
+     lambda: Algorithm(capi_eltwise.ELTWISE_MISH)),
+    (scalar.sqrt(_X), lambda: Algorithm(capi_eltwise.ELTWISE_SQRT)),
+    (scalar.tanh(_X), lambda: Algorithm(capi_eltwise.ELTWISE_TANH)),
+)
 
 
 @dataclass(frozen=True)
@@ -78,23 +115,30 @@ def supports(node) -> bool:
     it, or an add / sub / mul / div of float32 values."""
     if any(v.dtype != F32 for v in (*node.reads, node.out)):
         return False
-    name = node.op.name
-    if name in _BINARY:
-        return True
-    return _activation(node) is not None
+    return _binary_kind(node) is not None or _activation(node) is not None
+
+
+def _formula(node):
+    return scalar.formula(node.op, node.attrs, len(node.inputs))
+
+
+def _binary_kind(node) -> str | None:
+    """Which of oneDNN's binary post-ops ``node``'s formula is, or None."""
+    formula = _formula(node) if len(node.inputs) == 2 else None
+    return next((kind for kind, (pattern, _) in _BINARY.items()
+                 if formula is not None and scalar.match(pattern, formula) is not None), None)
 
 
 def _activation(node) -> Algorithm | None:
-    """oneDNN's eltwise algorithm computing ``node`` as fw defines it, or None."""
-    name = node.op.name
-    if name in _ONLY_POST_OPS:
-        return _ONLY_POST_OPS[name]()
-    kernel = BY_OP.get(name)
-    algorithm = None if kernel is None else kernel.spec.algorithm(**node.attrs)
-    if algorithm is not None and algorithm.refuse is has_nan:
-        # only relu's slope-0 form drops NaN, and its elu twin keeps it
-        return _RELU_KEEPING_NAN if algorithm.alg == capi_eltwise.ELTWISE_RELU else None
-    return algorithm
+    """oneDNN's eltwise algorithm computing ``node``'s formula, or None."""
+    formula = _formula(node) if len(node.inputs) == 1 else None
+    if formula is None:
+        return None
+    for pattern, algorithm in _ACTIVATIONS:
+        found = scalar.match(pattern, formula)
+        if found is not None:
+            return algorithm(**found)
+    return None
 
 
 def recipe(group, inputs: dict[int, int]) -> Recipe | str:
@@ -111,8 +155,9 @@ def recipe(group, inputs: dict[int, int]) -> Recipe | str:
         if len(at) != 1:
             return f"{node.op.name} reads the value before it {len(at)} times"
         others = [v for k, v in enumerate(node.inputs) if k != at[0]]
-        if node.op.name in _BINARY:
-            made = _binary(node.op.name, at[0], others[0], inputs)
+        kind = _binary_kind(node)
+        if kind is not None:
+            made = _binary(kind, at[0], others[0], inputs)
             if isinstance(made, str):
                 return made
             post_ops.extend(made)
@@ -147,7 +192,7 @@ def _binary(name: str, at: int, other, inputs: dict[int, int]):
     if constant and name != "div":
         alpha, beta = {"add": (1.0, operand), "sub": (1.0, -operand), "mul": (operand, 0.0)}[name]
         return [Eltwise(capi_eltwise.ELTWISE_LINEAR, alpha, beta)]
-    return [Binary(_BINARY[name], operand, constant)]
+    return [Binary(_BINARY[name][1], operand, constant)]
 
 
 # -- a binary operand's layout over the product's -----------------------------------------------

@@ -10,6 +10,10 @@ import pytest
 
 import fw_core as fw
 import fw_onednn
+from fw_core import hookimpl
+from fw_core.ops import anchors, scalar
+from fw_core.ops.registry import define_op
+from fw_core.records import KernelSpec, Structure, TensorSpec
 from fw_onednn import fusion
 
 RULE = fusion.NAME
@@ -251,3 +255,55 @@ def test_the_scheduler_measures_fused_against_unfused_and_logs_it(rng, scheduler
     assert _groups(infer) == ({"linear+gelu": RULE} if chosen else {})
     assert ("linear+gelu" in infer.explain()) and \
         (("not chosen" in infer.explain()) != chosen)
+
+
+def _logistic(x):
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+class Logistic:
+    """An in-process plugin op that computes sigmoid under another name, with sigmoid's formula."""
+
+    op = define_op("logistic_test", family="custom", doc="1 / (1 + e^-x).",
+                   signature="logistic_test(x: Tensor) -> Tensor",
+                   meta=lambda x: TensorSpec(tuple(x.shape), x.dtype), vjp=None,
+                   structure=Structure.ELEMENTWISE, anchor=anchors.smooth(),
+                   expr=lambda x: 1.0 / (1.0 + scalar.exp(-x)))
+
+    @hookimpl
+    def fw_register_ops(self):
+        return [self.op]
+
+    @hookimpl
+    def fw_register_kernels(self):
+        return [KernelSpec(op="logistic_test", device="cpu", fn=_logistic)]
+
+
+def test_a_post_op_is_found_by_its_formula_not_its_name(rng, scheduler):
+    fw.plugins.register(Logistic(), "fw_logistic_test")
+    try:
+        def fn(x, w):
+            return fw.ops.apply(Logistic.op, (fw.linear(x, w),))
+
+        groups = _compiled_equals_eager(fn, _tensor(rng, 16, 32), _tensor(rng, 48, 32))
+        assert groups == {"linear+logistic_test": RULE}, groups
+    finally:
+        fw.plugins.unregister("fw_logistic_test")
+
+
+@pytest.mark.parametrize("name, attrs, alg", [
+    ("relu", {}, "ELTWISE_ELU"), ("leaky_relu", {"negative_slope": 0.1}, "ELTWISE_RELU"),
+    ("leaky_relu", {"negative_slope": 0.0}, "ELTWISE_ELU"), ("elu", {"alpha": 1.0}, "ELTWISE_ELU"),
+    ("gelu", {"approximate": "none"}, "ELTWISE_GELU_ERF"),
+    ("gelu", {"approximate": "tanh"}, "ELTWISE_GELU_TANH"), ("sigmoid", {}, "ELTWISE_LOGISTIC"),
+    ("silu", {}, "ELTWISE_SWISH"), ("mish", {}, "ELTWISE_MISH"), ("sqrt", {}, "ELTWISE_SQRT"),
+    ("tanh", {}, "ELTWISE_TANH")])
+def test_each_activation_formula_is_its_onednn_algorithm(name, attrs, alg):
+    from types import SimpleNamespace
+
+    from fw_onednn import capi_eltwise, postops
+
+    node = SimpleNamespace(op=fw.ops.get(name), attrs=attrs, inputs=(None,))
+    assert postops._activation(node).alg == getattr(capi_eltwise, alg)
+    assert postops._activation(SimpleNamespace(op=fw.ops.get("exp"), attrs={},
+                                               inputs=(None,))) is None

@@ -74,3 +74,15 @@ def test_only_elementwise_ops_declare_formulas():
     assert len(with_formula) >= 48
     assert all(op.structure in (Structure.ELEMENTWISE, Structure.BROADCAST)
                for op in with_formula)
+
+
+def test_match_binds_holes_to_the_constants_of_a_formula():
+    x = scalar.arg(0)
+    leaky = scalar.where(scalar.gt(x, 0.0), x, x * scalar.hole("slope"))
+    assert scalar.match(leaky, scalar.where(scalar.gt(x, 0.0), x, x * 0.1)) == {"slope": 0.1}
+    assert scalar.match(leaky, scalar.where(scalar.gt(x, 0.0), x, x * x)) is None
+    same = scalar.hole("c") * x + scalar.hole("c")
+    assert scalar.match(same, 2.0 * x + 2.0) == {"c": 2.0}
+    assert scalar.match(same, 2.0 * x + 3.0) is None  # one hole, one number
+    assert scalar.match(scalar.exp(x), scalar.exp(x)) == {}
+    assert scalar.calls(scalar.exp(x) + 1.0, "exp") and not scalar.calls(x + 1.0, "exp")
