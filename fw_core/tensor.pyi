@@ -108,13 +108,13 @@ class Tensor:
     def bitwise_right_shift(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_right_shift
     def bitwise_xor(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_xor
     def bmm(self, b: Tensor) -> Tensor: ...  # fw_core.ops.linalg.bmm
-    def bool(self) -> Tensor: ...  # fw_core.ops.creation.to_bool
+    def bool(self) -> Tensor: ...  # fw_core.ops.conversions.to_bool
     def broadcast_to(self, shape: Any) -> Any: ...  # fw_core.ops.broadcast.broadcast_to
-    def byte(self) -> Tensor: ...  # fw_core.ops.creation.to_uint8
+    def byte(self) -> Tensor: ...  # fw_core.ops.conversions.to_uint8
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.cauchy_
     def ceil(self) -> Any: ...  # fw_core.ops._elementwise_support.ceil
     def ceil_(self) -> Any: ...  # ceil_, made from fw_core.ops._elementwise_support.ceil
-    def char(self) -> Tensor: ...  # fw_core.ops.creation.to_int8
+    def char(self) -> Tensor: ...  # fw_core.ops.conversions.to_int8
     def chunk(self, chunks: int, dim: int = 0) -> tuple: ...  # fw_core.ops.shape.chunk
     def clamp(self, min: float | None = None, max: float | None = None) -> Any: ...  # fw_core.ops.elementwise.clamp
     def clamp_(self, min: float | None = None, max: float | None = None) -> Any: ...  # clamp_, made from fw_core.ops.elementwise.clamp
@@ -147,7 +147,7 @@ class Tensor:
     def div_(self, b: Any, *, rounding_mode: str | None = None) -> Any: ...  # div_, made from fw_core.ops.elementwise.div
     def divide(self, b: Any, *, rounding_mode: str | None = None) -> Any: ...  # fw_core.ops.elementwise.div
     def dot(self, tensor: Tensor) -> Tensor: ...  # fw_core.ops.linalg_composed.dot
-    def double(self) -> Tensor: ...  # fw_core.ops.creation.to_float64
+    def double(self) -> Tensor: ...  # fw_core.ops.conversions.to_float64
     @property
     def dtype(self) -> Any: ...  # fw_core.tensor.Tensor.dtype
     def element_size(self) -> int: ...  # fw_core.tensor.Tensor.element_size
@@ -165,7 +165,7 @@ class Tensor:
     def fill_(self, value: Any) -> Tensor: ...  # fw_core.tensor_methods._fill_
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor: ...  # fw_core.ops.shape.flatten
     def flip(self, *dims: Any) -> Tensor: ...  # fw_core.ops.rearrange.flip_method
-    def float(self) -> Any: ...  # fw_core.ops.creation._float
+    def float(self) -> Tensor: ...  # fw_core.ops.conversions._float
     def floor(self) -> Any: ...  # fw_core.ops._elementwise_support.floor
     def floor_(self) -> Any: ...  # floor_, made from fw_core.ops._elementwise_support.floor
     def floor_divide(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.floor_divide
@@ -178,7 +178,7 @@ class Tensor:
     @property
     def grad_fn(self) -> Any: ...  # fw_core.tensor.Tensor.grad_fn
     def gt(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.gt
-    def half(self) -> Tensor: ...  # fw_core.ops.creation.to_float16
+    def half(self) -> Tensor: ...  # fw_core.ops.conversions.to_float16
     def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Any: ...  # fw_core.ops.elementwise.hardtanh
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Any: ...  # fw_core.ops.counting.histc
     def hypot(self, other: Any) -> Any: ...  # fw_core.ops.transcendental.hypot
@@ -189,7 +189,7 @@ class Tensor:
     def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor: ...  # fw_core.ops.index_update.index_fill
     def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor: ...  # index_fill_, made from fw_core.ops.index_update.index_fill
     def index_select(self, dim: int, index: Tensor) -> Tensor: ...  # fw_core.ops.indexing.index_select
-    def int(self) -> Tensor: ...  # fw_core.ops.creation.to_int32
+    def int(self) -> Tensor: ...  # fw_core.ops.conversions.to_int32
     def is_complex(self) -> bool: ...  # fw_core.tensor.Tensor.is_complex
     def is_contiguous(self) -> bool: ...  # fw_core.ops.shape.is_contiguous
     def is_floating_point(self) -> bool: ...  # fw_core.tensor.Tensor.is_floating_point
@@ -225,7 +225,7 @@ class Tensor:
     def logical_not(self) -> Any: ...  # fw_core.ops._elementwise_support.logical_not
     def logical_or(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.logical_or
     def logsumexp(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.logsumexp
-    def long(self) -> Tensor: ...  # fw_core.ops.creation.to_int64
+    def long(self) -> Tensor: ...  # fw_core.ops.conversions.to_int64
     def lt(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.lt
     @property
     def mT(self) -> Any: ...  # fw_core.ops.shape._matrix_transpose
@@ -263,10 +263,10 @@ class Tensor:
     def neg(self) -> Any: ...  # fw_core.ops._elementwise_support.neg
     def neg_(self) -> Any: ...  # neg_, made from fw_core.ops._elementwise_support.neg
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any: ...  # fw_core.ops.sampling.new_empty
-    def new_full(self, shape: Any, value: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.creation.new_full
-    def new_ones(self, *shape: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.creation.new_ones
-    def new_tensor(self, data: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.creation.new_tensor
-    def new_zeros(self, *shape: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.creation.new_zeros
+    def new_full(self, shape: Any, value: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_full
+    def new_ones(self, *shape: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_ones
+    def new_tensor(self, data: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_tensor
+    def new_zeros(self, *shape: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_zeros
     def nonzero(self, *, as_tuple: bool = False) -> Any: ...  # fw_core.ops.selection.nonzero
     def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any: ...  # fw_core.ops.reduction.norm
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.normal_
@@ -308,7 +308,7 @@ class Tensor:
     def sgn(self) -> Any: ...  # fw_core.ops.transcendental.sgn
     @property
     def shape(self) -> Any: ...  # fw_core.tensor.Tensor.shape
-    def short(self) -> Tensor: ...  # fw_core.ops.creation.to_int16
+    def short(self) -> Tensor: ...  # fw_core.ops.conversions.to_int16
     def sigmoid(self) -> Any: ...  # fw_core.ops._elementwise_support.sigmoid
     def sigmoid_(self) -> Any: ...  # sigmoid_, made from fw_core.ops._elementwise_support.sigmoid
     def sign(self) -> Any: ...  # fw_core.ops._elementwise_support.sign
@@ -350,7 +350,7 @@ class Tensor:
     def triu_(self, diagonal: int = 0) -> Tensor: ...  # triu_, made from fw_core.ops.rearrange.triu
     def true_divide(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.div
     def trunc(self) -> Any: ...  # fw_core.ops._elementwise_support.trunc
-    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any: ...  # fw_core.ops.creation.tensor_type
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any: ...  # fw_core.ops.conversions.tensor_type
     def unbind(self, dim: int = 0) -> tuple: ...  # fw_core.ops.shape.unbind
     def unflatten(self, dim: int, sizes: Any) -> Tensor: ...  # fw_core.ops.shape.unflatten
     def unfold(self, dimension: int, size: int, step: int) -> Tensor: ...  # fw_core.ops.windows.unfold

@@ -13,6 +13,7 @@ from . import (
     broadcast,
     composed,
     conv,
+    conversions,
     counting,
     creation,
     diagonals,
@@ -42,10 +43,10 @@ from . import (
 from .dispatch import apply, apply_binary, apply_unary
 from .registry import OPS, define_op, devices_with_kernel, get, kernel
 
-FAMILIES = (creation, elementwise, transcendental, bitwise, broadcast, reduction, shape,
-            rearrange, indexing, linalg, conv, pooling, resample, nn, normalization, attention,
-            rnn, loss, optim, composed, sorting, scans, unique, selection, index_update,
-            diagonals, windows, sampling, counting, linalg_composed)
+FAMILIES = (creation, conversions, elementwise, transcendental, bitwise, broadcast, reduction,
+            shape, rearrange, indexing, linalg, conv, pooling, resample, nn, normalization,
+            attention, rnn, loss, optim, composed, sorting, scans, unique, selection,
+            index_update, diagonals, windows, sampling, counting, linalg_composed)
 
 __all__ = ["FAMILIES", "OPS", "apply", "apply_binary", "apply_unary", "define_op",
            "devices_with_kernel", "get", "kernel"]

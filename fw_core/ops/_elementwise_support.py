@@ -1,10 +1,13 @@
 """What every elementwise op shares: the meta rules (broadcast + promote), the contract
 builders (diagonal Jacobian; binary VJPs summed back to broadcast inputs), the public functions
-made from a contract, and the flat anchor of piecewise-constant ops. :mod:`.elementwise`,
-:mod:`.transcendental` and :mod:`.bitwise` declare their ops with them.
+made from a contract, the flat anchor of piecewise-constant ops, and the makers of in-place and
+reflected Tensor methods (``x.add_``, ``x.__radd__``). :mod:`.elementwise`, :mod:`.transcendental`
+and :mod:`.bitwise` declare their ops with them.
 """
 
 from __future__ import annotations
+
+import functools
 
 from .. import dtypes as _dt
 from ..records import Structure, TensorSpec
@@ -95,3 +98,28 @@ def _zero_grad(ctx, g):
 _FLAT = anchors.flat("piecewise constant: the gradient is 0 wherever it is defined, so nothing "
                      "upstream learns through it")
 
+
+def _reflected(fn):
+    """``other <op> x`` for ``x.__r<op>__(other)``: ``fn(other, x)``, named after ``fn``."""
+
+    def reflected(self, other):
+        return fn(other, self)
+
+    reflected.__module__, reflected.__doc__ = fn.__module__, f"``{fn.__name__}(other, x)``."
+    reflected.__qualname__ = reflected.__name__ = f"reflected_{fn.__name__}"
+    reflected.__wrapped__ = fn
+    return reflected
+
+
+def inplace_method(fn):
+    """``x.add_(y)``: compute out of place, then write into ``x``'s storage (see tensor_methods);
+    its signature and docstring are ``fn``'s, its name ``fn``'s with a trailing underscore."""
+
+    def method(self, *args, **kwargs):
+        from ..tensor_methods import assign_
+
+        return assign_(self, fn(self, *args, **kwargs))
+
+    functools.update_wrapper(method, fn)
+    method.__qualname__ = method.__name__ = fn.__name__ + "_"
+    return method

@@ -16,7 +16,6 @@ __all__ = ["abs", "add", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bi
            "polygamma", "pow", "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid",
            "sign", "silu", "sin", "softplus", "sqrt", "square", "sub", "tanh", "where"]
 
-import functools
 import math
 
 from .. import dtypes as _dt
@@ -29,9 +28,11 @@ from ._elementwise_support import (
     _binary_fn,
     _binary_op,
     _reduce_broadcast,
+    _reflected,
     _unary_fn,
     _unary_op,
     _zero_grad,
+    inplace_method,
 )
 from .bitwise import (
     bitwise_and,
@@ -551,32 +552,6 @@ def where(condition, a=_NOT_GIVEN, b=_NOT_GIVEN):
 def _describe_operand(value) -> str:
     data = getattr(value, "_data", None)
     return type(value).__name__ if data is None else _dt.BY_NUMPY[data.dtype].name
-
-
-def _reflected(fn):
-    """``other <op> x`` for ``x.__r<op>__(other)``: ``fn(other, x)``, named after ``fn``."""
-
-    def reflected(self, other):
-        return fn(other, self)
-
-    reflected.__module__, reflected.__doc__ = fn.__module__, f"``{fn.__name__}(other, x)``."
-    reflected.__qualname__ = reflected.__name__ = f"reflected_{fn.__name__}"
-    reflected.__wrapped__ = fn
-    return reflected
-
-
-def inplace_method(fn):
-    """``x.add_(y)``: compute out of place, then write into ``x``'s storage (see tensor_methods);
-    its signature and docstring are ``fn``'s, its name ``fn``'s with a trailing underscore."""
-
-    def method(self, *args, **kwargs):
-        from ..tensor_methods import assign_
-
-        return assign_(self, fn(self, *args, **kwargs))
-
-    functools.update_wrapper(method, fn)
-    method.__qualname__ = method.__name__ = fn.__name__ + "_"
-    return method
 
 
 def where_method(x: Tensor, condition: Tensor, other) -> Tensor:

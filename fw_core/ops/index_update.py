@@ -20,10 +20,11 @@ from ..errors import DTypeError, FwError, InvalidArgumentError, ShapeError
 from ..records import Structure
 from ..tensor import Tensor
 from . import anchors
+from ._elementwise_support import inplace_method
 from ._shape_support import _checked, _reshape
 from .broadcast import broadcast_to
 from .creation import full, ones, zeros
-from .elementwise import inplace_method, where
+from .elementwise import where
 from .indexing import (
     _embed,
     _index_backward,

@@ -29,6 +29,7 @@ from ..errors import (
 from ..records import Structure, SumBatching, TensorSpec
 from ..tensor import Tensor
 from . import anchors
+from ._elementwise_support import inplace_method
 from ._shape_support import (
     _SUMS,
     _VOID,
@@ -40,7 +41,7 @@ from ._shape_support import (
 )
 from .creation import full, zeros
 from .dispatch import apply
-from .elementwise import inplace_method, where
+from .elementwise import where
 from .meta import broadcast_shapes, located, normalize_dim, spec_of
 
 

@@ -22,10 +22,11 @@ from ..errors import DTypeError, ShapeError
 from ..records import Structure, SumBatching, TensorSpec
 from ..tensor import Tensor
 from . import anchors
+from ._elementwise_support import _reflected
 from .broadcast import sum_to
 from .creation import eye, ones
 from .dispatch import apply, check_tensors
-from .elementwise import _reflected, mul
+from .elementwise import mul
 from .meta import broadcast_shapes, located, promote
 from .registry import define_op
 

@@ -15,6 +15,7 @@ from ..errors import FwError, IndexOutOfRangeError, ShapeError, UnsupportedError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
+from ._elementwise_support import inplace_method
 from ._shape_support import (
     _SUMS,
     _checked,
@@ -23,7 +24,6 @@ from ._shape_support import (
     _require_integer,
 )
 from .dispatch import apply
-from .elementwise import inplace_method
 from .indexing import GETITEM, _basic
 from .meta import located, normalize_dim, spec_of
 from .registry import define_op

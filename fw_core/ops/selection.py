@@ -20,11 +20,12 @@ from ..errors import DTypeError, FwError, InvalidArgumentError, ShapeError
 from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
+from ._elementwise_support import inplace_method
 from ._shape_support import _reshape
 from .broadcast import broadcast_to
 from .creation import arange, ones_like, tensor, zeros
 from .dispatch import apply
-from .elementwise import inplace_method, ne, where
+from .elementwise import ne, where
 from .indexing import gather, getitem, index_select, scatter_add
 from .meta import broadcast_shapes, located, normalize_dim
 from .reduction import cumsum
