@@ -57,3 +57,26 @@ SGD_UPDATE = define_op(
               "maximize: bool, first: bool) -> param (updated in place)",
     meta=_state_meta("sgd_update", ("grad", "momentum_buffer")), vjp=None,
     structure=Structure.OPAQUE, effects=(0, 2), anchor=_UPDATE, builtin=True)
+
+RMSPROP_UPDATE = define_op(
+    "rmsprop_update", family="optim",
+    doc="One RMSprop step of a parameter, in place: v = alpha v + (1 - alpha) d^2 for d = g + "
+        "weight_decay * param (g negated with maximize); with grad_avg (centered) m = alpha m + "
+        "(1 - alpha) d and the denominator sqrt(v - m^2) + eps, else sqrt(v) + eps; with a "
+        "momentum buffer b = momentum b + d / denominator and param -= lr b, else "
+        "param -= lr d / denominator.",
+    signature="rmsprop_update(param, grad, square_avg, grad_avg: Tensor | None, "
+              "momentum_buffer: Tensor | None, lr: float, alpha: float, eps: float, "
+              "weight_decay: float, momentum: float, maximize: bool) -> param (in place)",
+    meta=_state_meta("rmsprop_update", ("grad", "square_avg", "grad_avg", "momentum_buffer")),
+    vjp=None, structure=Structure.OPAQUE, effects=(0, 2, 3, 4), anchor=_UPDATE, builtin=True)
+
+ADAGRAD_UPDATE = define_op(
+    "adagrad_update", family="optim",
+    doc="One Adagrad step of a parameter, in place: s += d^2 for d = g + weight_decay * param "
+        "(g negated with maximize), then param -= lr / (1 + (step - 1) lr_decay) * d / "
+        "(sqrt(s) + eps).",
+    signature="adagrad_update(param, grad, state_sum, lr: float, lr_decay: float, eps: float, "
+              "weight_decay: float, maximize: bool, step: float) -> param (in place)",
+    meta=_state_meta("adagrad_update", ("grad", "state_sum")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2), anchor=_UPDATE, builtin=True)

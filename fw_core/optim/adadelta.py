@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..ops.update_math import second_moment_
 from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_number,
     implementation_flags,
-    second_moment_,
     step_state,
     zeros_state,
 )

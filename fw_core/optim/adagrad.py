@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_number,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -74,17 +74,6 @@ class Adagrad(Optimizer):
         maximize = group["maximize"]
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
-            xp = p._device.xp
-            data = p._data
-            tmp = self._scratch(p)
-            g = self._direction(p, g, weight_decay, maximize)
-            clr = lr / (1 + (step - 1) * lr_decay)
-            total = state["sum"]._data
-            xp.multiply(g, g, out=tmp)
-            total += tmp
-            xp.sqrt(total, out=tmp)
-            tmp += eps
-            xp.divide(g, tmp, out=tmp)
-            tmp *= -clr
-            data += tmp
-            bump_version(p)
+            run_update("adagrad_update", p, (p._data, g, state["sum"]._data),
+                       {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                        "maximize": maximize, "step": step})

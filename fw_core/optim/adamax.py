@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..ops.update_math import add_quotient_, lerp_
 from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
-    add_quotient_,
     advance,
     check_moment_options,
     implementation_flags,
-    lerp_,
     step_state,
     zeros_state,
 )

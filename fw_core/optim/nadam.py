@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..ops.update_math import add_quotient_, lerp_, second_moment_
 from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
-    add_quotient_,
     advance,
     check_moment_options,
     check_number,
     implementation_flags,
-    lerp_,
-    second_moment_,
     step_state,
     zeros_state,
 )

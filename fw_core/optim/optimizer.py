@@ -417,37 +417,6 @@ def run_update(op_name: str, p: Tensor, arrays: tuple, attrs: dict) -> None:
         notify_op(OPS[op_name], tensors, attrs, p)
 
 
-def lerp_(xp, start, end, weight: float, tmp) -> None:
-    """``start += weight * (end - start)`` on raw arrays, in place, in PyTorch's two
-    numerically stable forms (``end - (end - start) * (1 - weight)`` for weight >= 0.5);
-    ``tmp`` is scratch space shaped like ``start``."""
-    xp.subtract(end, start, out=tmp)
-    if weight < 0.5:
-        tmp *= weight
-        start += tmp
-    else:
-        tmp *= 1 - weight
-        xp.subtract(end, tmp, out=start)
-
-
-def second_moment_(xp, average, value, beta: float, tmp) -> None:
-    """``average = beta * average + (1 - beta) * value**2`` on raw arrays, in place, rounded as
-    PyTorch's ``average.mul_(beta).addcmul_(value, value, value=1 - beta)``; ``tmp`` is scratch
-    space shaped like ``average``."""
-    average *= beta
-    xp.multiply(value, 1 - beta, out=tmp)
-    tmp *= value
-    average += tmp
-
-
-def add_quotient_(xp, data, numerator, denominator, value: float, tmp) -> None:
-    """``data += value * numerator / denominator`` on raw arrays, in place, in the order
-    PyTorch's ``addcdiv_`` rounds it (the product first); ``tmp`` may be ``numerator``."""
-    xp.multiply(numerator, value, out=tmp)
-    tmp /= denominator
-    data += tmp
-
-
 # Flags torch.optim optimizers take that choose an implementation, not a result: a for-loop
 # or multi-tensor kernels (foreach), one fused kernel (fused), CUDA-graph-safe state
 # (capturable), autograd through the step (differentiable). fw's updates are in-place kernels

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..ops.update_math import lerp_, second_moment_
 from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_moment_options,
     implementation_flags,
-    lerp_,
-    second_moment_,
     step_state,
     zeros_state,
 )

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_number,
     implementation_flags,
-    lerp_,
-    second_moment_,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -78,31 +76,12 @@ class RMSprop(Optimizer):
         momentum = group["momentum"]
         centered = group["centered"]
         maximize = group["maximize"]
+        attrs = {"lr": lr, "alpha": alpha, "eps": eps, "weight_decay": weight_decay,
+                 "momentum": momentum, "maximize": maximize}
         for p, g, state in self._with_grad(group):
             advance(state["step"])
-            xp = p._device.xp
-            data = p._data
-            tmp = self._scratch(p)
-            g = self._direction(p, g, weight_decay, maximize)
-            square_avg = state["square_avg"]._data
-            second_moment_(xp, square_avg, g, alpha, tmp)
-            if centered:
-                grad_avg = state["grad_avg"]._data
-                lerp_(xp, grad_avg, g, 1 - alpha, tmp)
-                xp.multiply(grad_avg, grad_avg, out=tmp)
-                xp.subtract(square_avg, tmp, out=tmp)
-                xp.sqrt(tmp, out=tmp)
-            else:
-                xp.sqrt(square_avg, out=tmp)
-            tmp += eps
-            xp.divide(g, tmp, out=tmp)
-            if momentum > 0:
-                buf = state["momentum_buffer"]._data
-                buf *= momentum
-                buf += tmp
-                xp.multiply(buf, -lr, out=tmp)
-            else:
-                tmp *= -lr
-            data += tmp
-            bump_version(p)
+            grad_avg = state["grad_avg"]._data if centered else None
+            buf = state["momentum_buffer"]._data if momentum > 0 else None
+            run_update("rmsprop_update", p, (p._data, g, state["square_avg"]._data, grad_avg, buf),
+                       attrs)
 

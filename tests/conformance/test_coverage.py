@@ -11,6 +11,10 @@ COVERED_ELSEWHERE = {
                    "test_adam.py) and fused against generic (tests/fw_cpu/test_fused_optim.py)",
     "sgd_update": "SGD step for step against torch.optim.SGD, momentum, dampening, Nesterov, "
                   "weight decay and maximize (tests/fw_core/optim/test_sgd.py)",
+    "rmsprop_update": "RMSprop step for step against torch.optim.RMSprop, centered and with "
+                      "momentum (tests/fw_core/optim/test_rmsprop.py)",
+    "adagrad_update": "Adagrad step for step against torch.optim.Adagrad "
+                      "(tests/fw_core/optim/test_adagrad.py)",
 }
 
 

@@ -37,6 +37,10 @@ def test_every_op_has_a_torch_differential_case():
                        "torch.optim.Adam/AdamW step for step",
         "sgd_update": "an in-place update: tests/fw_core/optim/test_sgd.py compares it with "
                       "torch.optim.SGD step for step",
+        "rmsprop_update": "an in-place update: tests/fw_core/optim/test_rmsprop.py compares it "
+                          "with torch.optim.RMSprop step for step",
+        "adagrad_update": "an in-place update: tests/fw_core/optim/test_adagrad.py compares it "
+                          "with torch.optim.Adagrad step for step",
     }
     covered = {c.op for c in ALL if c.torch is not None}
     missing = sorted(set(fw.OPS) - covered - set(without_torch_equivalent))

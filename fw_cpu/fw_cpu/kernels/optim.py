@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from functools import partial
 
+from fw_core.ops.update_math import direction, lerp_, second_moment_
+
 
 def adam_update(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
                 eps, weight_decay, decoupled, maximize, step):
@@ -52,12 +54,7 @@ def sgd_update(xp, param, grad, momentum_buffer=None, *, lr, momentum, dampening
     """One SGD step, in place on ``param`` and ``momentum_buffer`` (None without momentum;
     ``first``: the buffer is filled with the direction, as PyTorch's first step does); returns
     ``param``. Rounds as ``torch.optim.SGD`` does, one operation at a time."""
-    d = grad
-    if weight_decay != 0:
-        d = xp.multiply(param, weight_decay, out=xp.empty_like(param))  # 0-d stays an array
-        (xp.subtract if maximize else xp.add)(d, grad, out=d)
-    elif maximize:
-        d = xp.negative(grad)
+    d = direction(xp, param, grad, weight_decay, maximize)
     if momentum != 0:
         buf = momentum_buffer
         if first:
@@ -73,6 +70,50 @@ def sgd_update(xp, param, grad, momentum_buffer=None, *, lr, momentum, dampening
     return param
 
 
+def rmsprop_update(xp, param, grad, square_avg, grad_avg=None, momentum_buffer=None, *, lr,
+                   alpha, eps, weight_decay, momentum, maximize):
+    """One RMSprop step, in place on ``param`` and its state (``grad_avg``: centered;
+    ``momentum_buffer``: with momentum); returns ``param``. Rounds as ``torch.optim.RMSprop``."""
+    tmp = xp.empty_like(param)
+    g = direction(xp, param, grad, weight_decay, maximize)
+    second_moment_(xp, square_avg, g, alpha, tmp)
+    if grad_avg is not None:
+        lerp_(xp, grad_avg, g, 1 - alpha, tmp)
+        xp.multiply(grad_avg, grad_avg, out=tmp)
+        xp.subtract(square_avg, tmp, out=tmp)
+        xp.sqrt(tmp, out=tmp)
+    else:
+        xp.sqrt(square_avg, out=tmp)
+    tmp += eps
+    xp.divide(g, tmp, out=tmp)
+    if momentum_buffer is not None:
+        momentum_buffer *= momentum
+        momentum_buffer += tmp
+        xp.multiply(momentum_buffer, -lr, out=tmp)
+    else:
+        tmp *= -lr
+    param += tmp
+    return param
+
+
+def adagrad_update(xp, param, grad, state_sum, *, lr, lr_decay, eps, weight_decay, maximize,
+                   step):
+    """One Adagrad step, in place on ``param`` and ``state_sum``; returns ``param``. ``step``
+    counts from 1, for the learning-rate decay. Rounds as ``torch.optim.Adagrad``."""
+    tmp = xp.empty_like(param)
+    g = direction(xp, param, grad, weight_decay, maximize)
+    xp.multiply(g, g, out=tmp)
+    state_sum += tmp
+    xp.sqrt(state_sum, out=tmp)
+    tmp += eps
+    xp.divide(g, tmp, out=tmp)
+    tmp *= -(lr / (1 + (step - 1) * lr_decay))
+    param += tmp
+    return param
+
+
 def kernels(xp, special) -> dict:
     """The optimizer kernels for namespace ``xp`` (they need nothing of ``special``)."""
-    return {"adam_update": partial(adam_update, xp), "sgd_update": partial(sgd_update, xp)}
+    return {"adam_update": partial(adam_update, xp), "sgd_update": partial(sgd_update, xp),
+            "rmsprop_update": partial(rmsprop_update, xp),
+            "adagrad_update": partial(adagrad_update, xp)}
