@@ -80,3 +80,70 @@ ADAGRAD_UPDATE = define_op(
               "weight_decay: float, maximize: bool, step: float) -> param (in place)",
     meta=_state_meta("adagrad_update", ("grad", "state_sum")), vjp=None,
     structure=Structure.OPAQUE, effects=(0, 2), anchor=_UPDATE, builtin=True)
+
+ADADELTA_UPDATE = define_op(
+    "adadelta_update", family="optim",
+    doc="One Adadelta step of a parameter, in place: v = rho v + (1 - rho) d^2 for d = g + "
+        "weight_decay * param (g negated with maximize); delta = sqrt(u + eps) / sqrt(v + eps) "
+        "* d; u = rho u + (1 - rho) delta^2; param -= lr delta.",
+    signature="adadelta_update(param, grad, square_avg, acc_delta, lr: float, rho: float, "
+              "eps: float, weight_decay: float, maximize: bool) -> param (in place)",
+    meta=_state_meta("adadelta_update", ("grad", "square_avg", "acc_delta")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2, 3), anchor=_UPDATE, builtin=True)
+
+ADAMAX_UPDATE = define_op(
+    "adamax_update", family="optim",
+    doc="One Adamax step of a parameter, in place: m = beta1 m + (1 - beta1) d for d = g + "
+        "weight_decay * param (g negated with maximize); u = max(beta2 u, |d| + eps); "
+        "param -= lr / (1 - beta1^step) * m / u.",
+    signature="adamax_update(param, grad, exp_avg, exp_inf, lr: float, beta1: float, "
+              "beta2: float, eps: float, weight_decay: float, maximize: bool, step: float) -> "
+              "param (in place)",
+    meta=_state_meta("adamax_update", ("grad", "exp_avg", "exp_inf")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2, 3), anchor=_UPDATE, builtin=True)
+
+NADAM_UPDATE = define_op(
+    "nadam_update", family="optim",
+    doc="One NAdam step of a parameter, in place: the moments are updated from d (g plus L2 "
+        "decay, or the parameter decayed directly when decoupled; negated with maximize), then "
+        "param += grad_coef * d / den + avg_coef * m / den with den = sqrt(v / "
+        "bias_correction2) + eps; the optimizer computes the coefficients from its momentum "
+        "schedule on the host.",
+    signature="nadam_update(param, grad, exp_avg, exp_avg_sq, lr: float, beta1: float, "
+              "beta2: float, eps: float, weight_decay: float, decoupled: bool, maximize: bool, "
+              "bias_correction2: float, grad_coef: float, avg_coef: float) -> param (in place)",
+    meta=_state_meta("nadam_update", ("grad", "exp_avg", "exp_avg_sq")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2, 3), anchor=_UPDATE, builtin=True)
+
+RADAM_UPDATE = define_op(
+    "radam_update", family="optim",
+    doc="One RAdam step of a parameter, in place: Adam's moments from d (L2 or decoupled decay, "
+        "negated with maximize), then param -= lr m / (1 - beta1^step), times the variance "
+        "rectification sqrt(1 - beta2^step) / (sqrt(v) + eps) * r once the approximated SMA "
+        "length exceeds 5.",
+    signature="radam_update(param, grad, exp_avg, exp_avg_sq, lr: float, beta1: float, "
+              "beta2: float, eps: float, weight_decay: float, decoupled: bool, maximize: bool, "
+              "step: float) -> param (in place)",
+    meta=_state_meta("radam_update", ("grad", "exp_avg", "exp_avg_sq")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2, 3), anchor=_UPDATE, builtin=True)
+
+ASGD_UPDATE = define_op(
+    "asgd_update", family="optim",
+    doc="One ASGD step of a parameter, in place: param = param (1 - lambd eta) - eta d for d = g "
+        "+ weight_decay * param (g negated with maximize), then the average ax += mu (param - "
+        "ax) (ax = param when mu is 1); the optimizer keeps eta and mu on the host.",
+    signature="asgd_update(param, grad, ax, lambd: float, eta: float, mu: float, "
+              "weight_decay: float, maximize: bool) -> param (in place)",
+    meta=_state_meta("asgd_update", ("grad", "ax")), vjp=None, structure=Structure.OPAQUE,
+    effects=(0, 2), anchor=_UPDATE, builtin=True)
+
+RPROP_UPDATE = define_op(
+    "rprop_update", family="optim",
+    doc="One Rprop step of a parameter, in place: each element's step size grows by eta_plus "
+        "where the gradient kept its sign, shrinks by eta_minus where it flipped (and that "
+        "element does not move now), clipped to [step_size_min, step_size_max]; param -= "
+        "sign(g) * step size (g negated with maximize).",
+    signature="rprop_update(param, grad, prev, step_size, eta_minus: float, eta_plus: float, "
+              "step_size_min: float, step_size_max: float, maximize: bool) -> param (in place)",
+    meta=_state_meta("rprop_update", ("grad", "prev", "step_size")), vjp=None,
+    structure=Structure.OPAQUE, effects=(0, 2, 3), anchor=_UPDATE, builtin=True)

@@ -18,6 +18,16 @@ def direction(xp, param, grad, weight_decay: float, maximize: bool):
     return grad
 
 
+def decayed_direction(xp, param, grad, lr: float, weight_decay: float, decoupled: bool,
+                      maximize: bool):
+    """:func:`direction`, or with ``decoupled`` the weights shrunk in place first
+    (``param *= 1 - lr * weight_decay``) and the raw (possibly negated) gradient returned."""
+    if decoupled and weight_decay != 0:
+        param *= 1 - lr * weight_decay
+        return direction(xp, param, grad, 0.0, maximize)
+    return direction(xp, param, grad, weight_decay, maximize)
+
+
 def lerp_(xp, start, end, weight: float, tmp) -> None:
     """``start += weight * (end - start)`` on raw arrays, in place, in PyTorch's two
     numerically stable forms (``end - (end - start) * (1 - weight)`` for weight >= 0.5);

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ops.update_math import second_moment_
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_number,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -68,22 +67,9 @@ class Adadelta(Optimizer):
         eps = group["eps"]
         weight_decay = group["weight_decay"]
         maximize = group["maximize"]
+        attrs = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
+                 "maximize": maximize}
         for p, g, state in self._with_grad(group):
             advance(state["step"])
-            xp = p._device.xp
-            tmp = self._scratch(p)
-            delta = self._scratch(p, 2)
-            g = self._direction(p, g, weight_decay, maximize)
-            square_avg = state["square_avg"]._data
-            acc_delta = state["acc_delta"]._data
-            second_moment_(xp, square_avg, g, rho, tmp)
-            xp.add(square_avg, eps, out=tmp)
-            xp.sqrt(tmp, out=tmp)
-            xp.add(acc_delta, eps, out=delta)
-            xp.sqrt(delta, out=delta)
-            delta /= tmp
-            delta *= g
-            second_moment_(xp, acc_delta, delta, rho, tmp)
-            delta *= -lr
-            p._data += delta
-            bump_version(p)
+            run_update("adadelta_update", p,
+                       (p._data, g, state["square_avg"]._data, state["acc_delta"]._data), attrs)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ops.update_math import add_quotient_, lerp_
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_moment_options,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -68,16 +67,7 @@ class Adamax(Optimizer):
         maximize = group["maximize"]
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
-            xp = p._device.xp
-            tmp = self._scratch(p)
-            g = self._direction(p, g, weight_decay, maximize)
-            exp_avg = state["exp_avg"]._data
-            exp_inf = state["exp_inf"]._data
-            lerp_(xp, exp_avg, g, 1 - beta1, tmp)
-            exp_inf *= beta2
-            xp.abs(g, out=tmp)
-            tmp += eps
-            xp.maximum(exp_inf, tmp, out=exp_inf)
-            clr = lr / (1 - beta1 ** step)
-            add_quotient_(xp, p._data, exp_avg, exp_inf, -clr, tmp)
-            bump_version(p)
+            run_update("adamax_update", p,
+                       (p._data, g, state["exp_avg"]._data, state["exp_inf"]._data),
+                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+                        "weight_decay": weight_decay, "maximize": maximize, "step": step})

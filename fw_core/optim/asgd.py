@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_number,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -81,23 +81,9 @@ class ASGD(Optimizer):
         maximize = group["maximize"]
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
-            xp = p._device.xp
-            data = p._data
-            tmp = self._scratch(p)
-            g = self._direction(p, g, weight_decay, maximize)
-            eta = state["eta"]._data
-            mu = state["mu"]._data
-            eta_value = float(eta)
-            data *= 1 - lambd * eta_value
-            xp.multiply(g, -eta_value, out=tmp)
-            data += tmp
-            ax = state["ax"]._data
-            if float(mu) != 1:
-                xp.subtract(data, ax, out=tmp)
-                tmp *= float(mu)
-                ax += tmp
-            else:
-                ax[...] = data
+            eta, mu = state["eta"]._data, state["mu"]._data  # host schedules, advanced here
+            run_update("asgd_update", p, (p._data, g, state["ax"]._data),
+                       {"lambd": lambd, "eta": float(eta), "mu": float(mu),
+                        "weight_decay": weight_decay, "maximize": maximize})
             eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
             mu[...] = 1 / max(1, step - t0)
-            bump_version(p)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ops.update_math import add_quotient_, lerp_, second_moment_
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_moment_options,
     check_number,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -85,26 +84,17 @@ class NAdam(Optimizer):
         maximize = group["maximize"]
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
-            xp = p._device.xp
-            tmp = self._scratch(p)
-            denom = self._scratch(p, 2)
-            bias_correction2 = 1 - beta2 ** step
-            g = self._decayed_direction(p, g, lr, weight_decay, decoupled, maximize)
+            # the momentum schedule is host arithmetic on the step; the kernel gets coefficients
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
             product = state["mu_product"]._data
             product *= mu
             mu_product = float(product)
             mu_product_next = mu_product * mu_next
-            exp_avg = state["exp_avg"]._data
-            exp_avg_sq = state["exp_avg_sq"]._data
-            lerp_(xp, exp_avg, g, 1 - beta1, tmp)
-            second_moment_(xp, exp_avg_sq, g, beta2, tmp)
-            xp.divide(exp_avg_sq, bias_correction2, out=denom)
-            xp.sqrt(denom, out=denom)
-            denom += eps
-            data = p._data
-            add_quotient_(xp, data, g, denom, -lr * (1.0 - mu) / (1.0 - mu_product), tmp)
-            add_quotient_(xp, data, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_product_next),
-                          tmp)
-            bump_version(p)
+            run_update("nadam_update", p,
+                       (p._data, g, state["exp_avg"]._data, state["exp_avg_sq"]._data),
+                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+                        "weight_decay": weight_decay, "decoupled": decoupled,
+                        "maximize": maximize, "bias_correction2": 1 - beta2 ** step,
+                        "grad_coef": -lr * (1.0 - mu) / (1.0 - mu_product),
+                        "avg_coef": (-lr * mu_next) / (1.0 - mu_product_next)})

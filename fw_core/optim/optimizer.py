@@ -75,7 +75,6 @@ class Optimizer:
         self.state: defaultdict[Tensor, dict] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         self._step_calls = 0
-        self._scratch_buffers: dict = {}
         groups = list(params)
         if not groups:
             raise ArgumentError(
@@ -325,45 +324,10 @@ class Optimizer:
             out.append((p, g, state))
         return out
 
-    def _direction(self, p: Tensor, g, weight_decay: float, maximize: bool):
-        """The raw gradient an update follows: ``g + weight_decay * p``, with ``g`` negated
-        under ``maximize``. It is ``g`` itself when neither applies (never write it), else
-        scratch slot 1."""
-        if weight_decay != 0:
-            xp = p._device.xp
-            d = xp.multiply(p._data, weight_decay, out=self._scratch(p, 1))
-            return (xp.subtract if maximize else xp.add)(d, g, out=d)
-        if maximize:
-            return p._device.xp.negative(g, out=self._scratch(p, 1))
-        return g
-
-    def _decayed_direction(self, p: Tensor, g, lr: float, weight_decay: float,
-                           decoupled: bool, maximize: bool):
-        """:meth:`_direction`, or with ``decoupled`` the weights shrunk in place first,
-        ``p *= 1 - lr * weight_decay``, and the raw (possibly negated) gradient returned."""
-        if decoupled and weight_decay != 0:
-            p._data *= 1 - lr * weight_decay
-            return self._direction(p, g, 0.0, maximize)
-        return self._direction(p, g, weight_decay, maximize)
-
-    def _scratch(self, p: Tensor, slot: int = 0):
-        """A temporary array shaped like ``p`` (contents undefined), reused across parameters
-        and steps so an update allocates nothing."""
-        data = p._data
-        key = (p._device, data.dtype, slot)
-        buffer = self._scratch_buffers.get(key)
-        if buffer is None or buffer.size < data.size:
-            buffer = p._device.xp.empty(data.size, dtype=data.dtype)
-            self._scratch_buffers[key] = buffer
-        return buffer[:data.size].reshape(data.shape)
-
     def __getstate__(self):
+        """What pickling keeps: the options, the per-parameter state and the step count."""
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups, "_step_calls": self._step_calls}
-
-    def __setstate__(self, values):
-        self.__dict__.update(values)
-        self._scratch_buffers = {}
 
 
 # -- state tensors --------------------------------------------------------------------------------

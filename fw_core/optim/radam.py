@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ops.update_math import lerp_, second_moment_
-from ..tensor_methods import bump_version
 from .optimizer import (
     Optimizer,
     advance,
     check_moment_options,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -77,28 +76,10 @@ class RAdam(Optimizer):
         weight_decay = group["weight_decay"]
         decoupled = group["decoupled_weight_decay"]
         maximize = group["maximize"]
-        rho_inf = 2 / (1 - beta2) - 1
         for p, g, state in self._with_grad(group):
             step = advance(state["step"])
-            xp = p._device.xp
-            tmp = self._scratch(p)
-            g = self._decayed_direction(p, g, lr, weight_decay, decoupled, maximize)
-            exp_avg = state["exp_avg"]._data
-            exp_avg_sq = state["exp_avg_sq"]._data
-            lerp_(xp, exp_avg, g, 1 - beta1, tmp)
-            second_moment_(xp, exp_avg_sq, g, beta2, tmp)
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2 = 1 - beta2 ** step
-            update = xp.divide(exp_avg, bias_correction1, out=tmp)
-            update *= lr
-            rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-            if rho_t > 5.0:
-                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                adaptive = xp.sqrt(exp_avg_sq, out=self._scratch(p, 2))
-                adaptive += eps
-                xp.divide(bias_correction2 ** 0.5, adaptive, out=adaptive)
-                update *= adaptive
-                update *= rect
-            p._data -= update
-            bump_version(p)
+            run_update("radam_update", p,
+                       (p._data, g, state["exp_avg"]._data, state["exp_avg_sq"]._data),
+                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+                        "weight_decay": weight_decay, "decoupled": decoupled,
+                        "maximize": maximize, "step": step})

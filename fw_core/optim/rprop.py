@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..ops.meta import describe
-from ..tensor_methods import bump_version
 from .optimizer import (
     ArgumentError,
     Optimizer,
@@ -14,6 +13,7 @@ from .optimizer import (
     check_number,
     check_pair,
     implementation_flags,
+    run_update,
     step_state,
     zeros_state,
 )
@@ -76,25 +76,9 @@ class Rprop(Optimizer):
         eta_minus, eta_plus = group["etas"]
         low, high = group["step_sizes"]
         maximize = group["maximize"]
+        attrs = {"eta_minus": eta_minus, "eta_plus": eta_plus, "step_size_min": low,
+                 "step_size_max": high, "maximize": maximize}
         for p, g, state in self._with_grad(group):
             advance(state["step"])
-            xp = p._device.xp
-            factor = self._scratch(p)
-            g = self._direction(p, g, 0.0, maximize)
-            prev = state["prev"]._data
-            step_size = state["step_size"]._data
-            xp.multiply(g, prev, out=factor)
-            xp.sign(factor, out=factor)
-            grows, shrinks, keeps = factor > 0, factor < 0, factor == 0
-            factor[grows] = eta_plus
-            factor[shrinks] = eta_minus
-            factor[keeps] = 1
-            step_size *= factor
-            xp.clip(step_size, low, high, out=step_size)
-            # a flipped sign: no step now, and no comparison next time (as PyTorch: by value)
-            g = xp.where(factor == eta_minus, 0, g)
-            xp.sign(g, out=factor)
-            factor *= step_size
-            p._data -= factor
-            prev[...] = g
-            bump_version(p)
+            run_update("rprop_update", p,
+                       (p._data, g, state["prev"]._data, state["step_size"]._data), attrs)

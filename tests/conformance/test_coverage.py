@@ -15,6 +15,18 @@ COVERED_ELSEWHERE = {
                       "momentum (tests/fw_core/optim/test_rmsprop.py)",
     "adagrad_update": "Adagrad step for step against torch.optim.Adagrad "
                       "(tests/fw_core/optim/test_adagrad.py)",
+    "adadelta_update": "Adadelta step for step against torch.optim.Adadelta "
+                       "(tests/fw_core/optim/test_optimizers_torch_agreement.py)",
+    "adamax_update": "Adamax step for step against torch.optim.Adamax "
+                     "(tests/fw_core/optim/test_optimizers_torch_agreement.py)",
+    "rprop_update": "Rprop step for step against torch.optim.Rprop "
+                    "(tests/fw_core/optim/test_optimizers_torch_agreement.py)",
+    "asgd_update": "ASGD step for step against torch.optim.ASGD "
+                    "(tests/fw_core/optim/test_optimizers_torch_agreement.py)",
+    "radam_update": "RAdam step for step against torch.optim.RAdam "
+                    "(tests/fw_core/optim/test_optimizers_torch_agreement.py)",
+    "nadam_update": "NAdam step for step against torch.optim.NAdam "
+                    "(tests/fw_core/optim/test_optimizers_torch_agreement.py)",
 }
 
 

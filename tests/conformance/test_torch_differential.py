@@ -41,6 +41,18 @@ def test_every_op_has_a_torch_differential_case():
                           "with torch.optim.RMSprop step for step",
         "adagrad_update": "an in-place update: tests/fw_core/optim/test_adagrad.py compares it "
                           "with torch.optim.Adagrad step for step",
+        "adadelta_update": "an in-place update, compared with torch.optim.Adadelta step for "
+                           "step in tests/fw_core/optim/test_optimizers_torch_agreement.py",
+        "adamax_update": "an in-place update, compared with torch.optim.Adamax step for step "
+                         "in tests/fw_core/optim/test_optimizers_torch_agreement.py",
+        "rprop_update": "an in-place update, compared with torch.optim.Rprop step for step "
+                        "in tests/fw_core/optim/test_optimizers_torch_agreement.py",
+        "asgd_update": "an in-place update, compared with torch.optim.ASGD step for step "
+                        "in tests/fw_core/optim/test_optimizers_torch_agreement.py",
+        "radam_update": "an in-place update, compared with torch.optim.RAdam step for step "
+                        "in tests/fw_core/optim/test_optimizers_torch_agreement.py",
+        "nadam_update": "an in-place update, compared with torch.optim.NAdam step for step "
+                        "in tests/fw_core/optim/test_optimizers_torch_agreement.py",
     }
     covered = {c.op for c in ALL if c.torch is not None}
     missing = sorted(set(fw.OPS) - covered - set(without_torch_equivalent))

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from fw_core.ops.update_math import direction, lerp_, second_moment_
+from fw_core.ops.update_math import (
+    add_quotient_,
+    decayed_direction,
+    direction,
+    lerp_,
+    second_moment_,
+)
 
 
 def adam_update(xp, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
@@ -112,8 +118,127 @@ def adagrad_update(xp, param, grad, state_sum, *, lr, lr_decay, eps, weight_deca
     return param
 
 
+def adadelta_update(xp, param, grad, square_avg, acc_delta, *, lr, rho, eps, weight_decay,
+                    maximize):
+    """One Adadelta step, in place on ``param`` and its two averages; returns ``param``.
+    Rounds as ``torch.optim.Adadelta``."""
+    tmp, delta = xp.empty_like(param), xp.empty_like(param)
+    g = direction(xp, param, grad, weight_decay, maximize)
+    second_moment_(xp, square_avg, g, rho, tmp)
+    xp.add(square_avg, eps, out=tmp)
+    xp.sqrt(tmp, out=tmp)
+    xp.add(acc_delta, eps, out=delta)
+    xp.sqrt(delta, out=delta)
+    delta /= tmp
+    delta *= g
+    second_moment_(xp, acc_delta, delta, rho, tmp)
+    delta *= -lr
+    param += delta
+    return param
+
+
+def adamax_update(xp, param, grad, exp_avg, exp_inf, *, lr, beta1, beta2, eps, weight_decay,
+                  maximize, step):
+    """One Adamax step, in place on ``param``, ``exp_avg`` and ``exp_inf``; returns ``param``.
+    ``step`` counts from 1, for the bias correction. Rounds as ``torch.optim.Adamax``."""
+    tmp = xp.empty_like(param)
+    g = direction(xp, param, grad, weight_decay, maximize)
+    lerp_(xp, exp_avg, g, 1 - beta1, tmp)
+    exp_inf *= beta2
+    xp.abs(g, out=tmp)
+    tmp += eps
+    xp.maximum(exp_inf, tmp, out=exp_inf)
+    add_quotient_(xp, param, exp_avg, exp_inf, -(lr / (1 - beta1 ** step)), tmp)
+    return param
+
+
+def nadam_update(xp, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
+                 decoupled, maximize, bias_correction2, grad_coef, avg_coef):
+    """One NAdam step, in place on ``param`` and the moments, with the coefficients of its
+    momentum schedule given; returns ``param``. Rounds as ``torch.optim.NAdam``."""
+    tmp, denom = xp.empty_like(param), xp.empty_like(param)
+    g = decayed_direction(xp, param, grad, lr, weight_decay, decoupled, maximize)
+    lerp_(xp, exp_avg, g, 1 - beta1, tmp)
+    second_moment_(xp, exp_avg_sq, g, beta2, tmp)
+    xp.divide(exp_avg_sq, bias_correction2, out=denom)
+    xp.sqrt(denom, out=denom)
+    denom += eps
+    add_quotient_(xp, param, g, denom, grad_coef, tmp)
+    add_quotient_(xp, param, exp_avg, denom, avg_coef, tmp)
+    return param
+
+
+def radam_update(xp, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
+                 decoupled, maximize, step):
+    """One RAdam step, in place on ``param`` and the moments; returns ``param``. ``step``
+    counts from 1. Rounds as ``torch.optim.RAdam``."""
+    tmp = xp.empty_like(param)
+    g = decayed_direction(xp, param, grad, lr, weight_decay, decoupled, maximize)
+    lerp_(xp, exp_avg, g, 1 - beta1, tmp)
+    second_moment_(xp, exp_avg_sq, g, beta2, tmp)
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    update = xp.divide(exp_avg, bias_correction1, out=tmp)
+    update *= lr
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+    if rho_t > 5.0:  # the variance is tractable: rectify the adaptive step
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        adaptive = xp.sqrt(exp_avg_sq, out=xp.empty_like(param))  # 0-d stays an array
+        adaptive += eps
+        xp.divide(bias_correction2 ** 0.5, adaptive, out=adaptive)
+        update *= adaptive
+        update *= rect
+    param -= update
+    return param
+
+
+def asgd_update(xp, param, grad, ax, *, lambd, eta, mu, weight_decay, maximize):
+    """One ASGD step, in place on ``param`` and its average ``ax``, with this step's ``eta``
+    and ``mu`` given; returns ``param``. Rounds as ``torch.optim.ASGD``."""
+    tmp = xp.empty_like(param)
+    g = direction(xp, param, grad, weight_decay, maximize)
+    param *= 1 - lambd * eta
+    xp.multiply(g, -eta, out=tmp)
+    param += tmp
+    if mu != 1:
+        xp.subtract(param, ax, out=tmp)
+        tmp *= mu
+        ax += tmp
+    else:
+        ax[...] = param
+    return param
+
+
+def rprop_update(xp, param, grad, prev, step_size, *, eta_minus, eta_plus, step_size_min,
+                 step_size_max, maximize):
+    """One Rprop step, in place on ``param``, the previous gradient and the step sizes;
+    returns ``param``. Compares signs as ``torch.optim.Rprop`` does (by value)."""
+    g = direction(xp, param, grad, 0.0, maximize)
+    factor = xp.multiply(g, prev, out=xp.empty_like(param))
+    xp.sign(factor, out=factor)
+    grows, shrinks, keeps = factor > 0, factor < 0, factor == 0
+    factor[grows] = eta_plus
+    factor[shrinks] = eta_minus
+    factor[keeps] = 1
+    step_size *= factor
+    xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+    # a flipped sign: no step now, and no comparison next time (as PyTorch: by value)
+    g = xp.where(factor == eta_minus, 0, g)
+    xp.sign(g, out=factor)
+    factor *= step_size
+    param -= factor
+    prev[...] = g
+    return param
+
+
 def kernels(xp, special) -> dict:
     """The optimizer kernels for namespace ``xp`` (they need nothing of ``special``)."""
     return {"adam_update": partial(adam_update, xp), "sgd_update": partial(sgd_update, xp),
             "rmsprop_update": partial(rmsprop_update, xp),
-            "adagrad_update": partial(adagrad_update, xp)}
+            "adagrad_update": partial(adagrad_update, xp),
+            "adadelta_update": partial(adadelta_update, xp),
+            "adamax_update": partial(adamax_update, xp),
+            "nadam_update": partial(nadam_update, xp), "radam_update": partial(radam_update, xp),
+            "asgd_update": partial(asgd_update, xp), "rprop_update": partial(rprop_update, xp)}
