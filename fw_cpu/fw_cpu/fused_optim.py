@@ -30,7 +30,7 @@ def adam_takes(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, **_) -> bo
 def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
                 eps, weight_decay, decoupled, maximize, step):
     """One Adam/AdamW step in one Numba pass, in place; the calls :func:`adam_takes` accepts."""
-    kernel = _compiled.get("adam") or _compile()
+    kernel = _compiled.get("adam") or _compile()["adam"]
     c = param.dtype.type
     step_size = lr / (1 - beta1 ** step)
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
@@ -44,10 +44,34 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, be
     return param
 
 
+def sgd_takes(param, grad, momentum_buffer=None, **_) -> bool:
+    """Whether the Numba pass takes this SGD step (else the generic kernel does)."""
+    arrays = (param, grad) if momentum_buffer is None else (param, grad, momentum_buffer)
+    return (param.size >= MIN_ELEMENTS and param.dtype in _FLOATS
+            and all(a.flags.c_contiguous and a.dtype == param.dtype for a in arrays))
+
+
+def sgd_update(param, grad, momentum_buffer=None, *, lr, momentum, dampening, weight_decay,
+               nesterov, maximize, first):
+    """One SGD step in one Numba pass, in place; the calls :func:`sgd_takes` accepts."""
+    kernel = _compiled.get("sgd") or _compile()["sgd"]
+    c = param.dtype.type
+    has_buffer = momentum != 0
+    buffer = momentum_buffer if has_buffer else param  # unread without momentum
+    kernel(param.reshape(-1), grad.reshape(-1), buffer.reshape(-1), c(-1 if maximize else 1),
+           c(weight_decay), c(momentum), c(1 - dampening), has_buffer, bool(first),
+           bool(nesterov), c(-lr))
+    return param
+
+
 #: the kernels this module adds to the cpu device, above the generic ones
-KERNELS = [KernelSpec(op="adam_update", device="cpu", fn=adam_update, priority=1,
-                      guard=adam_takes, takes=f"float32/float64 C-contiguous parameters of "
-                      f"{MIN_ELEMENTS}+ elements, without AMSGrad")]
+KERNELS = [
+    KernelSpec(op="adam_update", device="cpu", fn=adam_update, priority=1, guard=adam_takes,
+               takes=f"float32/float64 C-contiguous parameters of {MIN_ELEMENTS}+ elements, "
+               "without AMSGrad"),
+    KernelSpec(op="sgd_update", device="cpu", fn=sgd_update, priority=1, guard=sgd_takes,
+               takes=f"float32/float64 C-contiguous parameters of {MIN_ELEMENTS}+ elements"),
+]
 
 
 def _compile():
@@ -68,5 +92,16 @@ def _compile():
             v[i] = vi
             p[i] = pi + mi / (np.sqrt(vi) * scale + offset)
 
-    _compiled["adam"] = adam
-    return adam
+    @numba.njit(cache=True, error_model="numpy", nogil=True)
+    def sgd(p, g, b, sign, l2, momentum, keep, has_buffer, first, nesterov, neg_lr):
+        # the generic kernel's operations in its order: d, the buffer, the step
+        for i in range(p.size):
+            d = g[i] * sign if l2 == 0 else p[i] * l2 + g[i] * sign
+            if has_buffer:
+                bi = d if first else b[i] * momentum + d * keep
+                b[i] = bi
+                d = bi * momentum + d if nesterov else bi
+            p[i] = p[i] + d * neg_lr
+
+    _compiled.update(adam=adam, sgd=sgd)
+    return _compiled
