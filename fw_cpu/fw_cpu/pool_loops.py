@@ -19,7 +19,7 @@ a first compile would not pay.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -69,14 +69,21 @@ def _planes(x):
     return np.ascontiguousarray(x).reshape((-1,) + x.shape[-2:])
 
 
-def indices_take(x, *, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
-    """Whether the Numba loop finds these max_pool2d indices (else the generic kernel does)."""
-    return _frame(x, kernel_size, stride, padding, dilation, ceil_mode) is not None
+def indices_take(x, *, kernel_size, stride, padding, dilation, ceil_mode):
+    """The Numba loop that finds these max_pool2d indices, bound to the frame it planned, or
+    None where the generic kernel must."""
+    frame = _frame(x, kernel_size, stride, padding, dilation, ceil_mode)
+    return None if frame is None else partial(_indices_in, frame)
 
 
 def max_pool2d_indices(x, *, kernel_size, stride, padding, dilation, ceil_mode):
     """The index of each window's maximum, in one pass over the taps inside the input."""
-    out, args = _frame(x, kernel_size, stride, padding, dilation, ceil_mode)
+    return _indices_in(_frame(x, kernel_size, stride, padding, dilation, ceil_mode), x)
+
+
+def _indices_in(frame, x, **attrs):
+    """Run the argmax loop over ``x`` with the output size and arguments ``frame`` planned."""
+    out, args = frame
     planes = _planes(x)
     result = np.empty((planes.shape[0],) + out, dtype=np.int64)
     _kernel("argmax")(planes, result, *args)

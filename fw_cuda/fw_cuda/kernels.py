@@ -16,6 +16,8 @@ the launch, and the calls it cannot plan go to the generic kernel below it.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from fw_core.errors import UnsupportedError
@@ -64,8 +66,6 @@ def fast_guards(xp=None) -> dict:
 
 def fast_kernels() -> dict:
     """{op in :data:`FAST`: its hand-written kernel}, each running the calls its guard takes."""
-    from functools import partial
-
     return {op: partial(run_guarded, op, guard) for op, guard in fast_guards().items()}
 
 
