@@ -90,7 +90,8 @@ from .lazy import lazy_api as _lazy_api  # noqa: E402
 _lazy_api(__name__, {
     "Model": "training", "Sequential": "training", "callbacks": "training",
     "metrics": "training", "load": "io", "save": "io", "serializable": "io",
-    "compile": "compile", "traceable": "compile", "context": "context"},
+    "compile": "compile", "traceable": "compile", "context": "context",
+    "export": "export"},
     submodules=("backends", "cuda", "data", "distributions", "func", "io", "memory", "nn",
                 "optim", "scheduler", "training", "utils"),
     missing=lambda name: _names.missing("fw", name), export=False)

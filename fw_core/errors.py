@@ -118,6 +118,11 @@ class DivisionByZeroError(FwError, ZeroDivisionError, RuntimeError):
     Also a ``RuntimeError``, as PyTorch raises for integer tensors."""
 
 
+class ExportError(FwError, RuntimeError):
+    """A run ``fw.export`` cannot write as a program (a host read, a size no size expression
+    describes, an op fw-edge does not run), naming the op, its module path and what to do."""
+
+
 class MissingNameError(FwError, AttributeError):
     """A name fw does not have (a PyTorch name, mostly): the message names fw's equivalent, or
     says there is none yet. Also an AttributeError, so ``hasattr`` and ``getattr(x, name,

@@ -28,7 +28,7 @@ MAX_FOLDED_BYTES = 16 * 2**20
 
 
 def fold_constants(graph, kernel_of: Callable[[Node], Callable],
-                   max_bytes: int = MAX_FOLDED_BYTES) -> int:
+                   max_bytes: int = MAX_FOLDED_BYTES, keep=frozenset()) -> int:
     """Fold every foldable node in program order (so chains of constants fold whole); return
     how many nodes were folded. ``kernel_of(node)`` gives the kernel to run the node with
     (the device's), called as ``kernel(*arrays_or_scalars, **node.attrs)``. A folded node's
@@ -39,7 +39,7 @@ def fold_constants(graph, kernel_of: Callable[[Node], Callable],
     written = _written(graph)
     kept, folded, too_big = [], [], 0
     for step in graph.steps:
-        if not _foldable(step) or step.out.index in written:
+        if not _foldable(step) or step.out.index in written or id(step) in keep:
             kept.append(step)
             continue
         if step.out.nbytes > max_bytes:

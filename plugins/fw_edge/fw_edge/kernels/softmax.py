@@ -1,0 +1,72 @@
+"""``softmax``, ``log_softmax`` and ``safe_softmax`` (a slice all -inf gives 0s, not NaN)
+along ``dim``, computed in the output's buffer (half precision in a float32 working array),
+with the row maxima and sums in small working arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernel_api import Kernel, Writes
+
+
+def _reduced(shape, dim):
+    return tuple(1 if a == dim % len(shape) else n for a, n in enumerate(shape))
+
+
+def softmax_into(spec, shape, dtype, dim, safe=False, log=False):
+    """``fn(e)``: softmax of ``e`` (an array of ``shape`` and ``dtype``) along ``dim``, in
+    place, with working arrays from ``spec``; ``log`` gives log_softmax, ``safe`` 0s for
+    slices that are all -inf."""
+    small = _reduced(shape, dim)
+    top, total = spec.scratch(small, dtype), spec.scratch(small, dtype)
+    flags = spec.scratch(small, np.bool_) if safe else None
+    work = spec.scratch(shape, dtype) if log else None
+    minus_inf = dtype.type(-np.inf)
+
+    def run(e):
+        np.max(e, axis=dim, keepdims=True, out=top)
+        if safe:
+            np.equal(top, minus_inf, out=flags)
+            np.copyto(top, 0, where=flags)  # then exp(-inf - 0) = 0: the slice sums to 0
+        np.subtract(e, top, out=e)
+        if log:
+            np.exp(e, out=work)
+            np.sum(work, axis=dim, keepdims=True, out=total)
+            np.log(total, out=total)
+            np.subtract(e, total, out=e)
+            return
+        np.exp(e, out=e)
+        np.sum(e, axis=dim, keepdims=True, out=total)
+        if safe:
+            np.equal(total, 0, out=flags)
+            np.copyto(total, 1, where=flags)
+        np.true_divide(e, total, out=e)
+    return run
+
+
+def _softmax(safe=False, log=False):
+    def factory(spec):
+        out, dim = spec.out, spec.attrs["dim"]
+        if len(out.shape) == 0:
+            value = out.dtype.type(0 if log else 1)
+            return Writes(lambda o, x: o.fill(value))
+        wide = out.dtype == np.float16
+        dtype = np.dtype(np.float32) if wide else out.dtype
+        inner = softmax_into(spec, out.shape, dtype, dim, safe, log)
+        if not wide:
+            def run(o, x):
+                np.copyto(o, x)
+                inner(o)
+            return Writes(run)
+        work = spec.scratch(out.shape, dtype)
+
+        def run_wide(o, x):
+            np.copyto(work, x)
+            inner(work)
+            np.copyto(o, work, casting="unsafe")
+        return Writes(run_wide)
+    return factory
+
+
+KERNELS = [Kernel("softmax", _softmax()), Kernel("safe_softmax", _softmax(safe=True)),
+           Kernel("log_softmax", _softmax(log=True))]
