@@ -11,7 +11,6 @@ import venv
 from pathlib import Path
 
 import numpy as np
-import pytest
 from fwm_writer import Builder
 
 PACKAGE_ROOT = Path(__file__).parents[1]
@@ -60,16 +59,14 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                             "--no-build-isolation", "-q", "-w", str(wheels), str(PACKAGE_ROOT)],
                            capture_output=True, text=True)
-    if built.returncode != 0:
-        pytest.skip(f"pip cannot build the wheel here: {built.stderr[-300:]}")
+    assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("fw_edge-0.1.0-*.whl")
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "numpy>=2.0,<2.6",
                                 str(wheel)], capture_output=True, text=True)
-    if installed.returncode != 0:
-        pytest.skip(f"pip cannot install numpy offline here: {installed.stderr[-300:]}")
+    assert installed.returncode == 0, installed.stderr
     model = _mlp(tmp_path / "mlp.fwm")
     code = textwrap.dedent(_CHECK.format(folder=str(tmp_path / "nothing"), model=str(model)))
     result = subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True,
