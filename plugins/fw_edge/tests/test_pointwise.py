@@ -103,3 +103,20 @@ def test_where_on_a_bool_input_cast_to_the_compute_dtype(run, rng):
     out = _formula(run, [mask, x], [["where", ["arg", 0], ["arg", 1], ["const", -1.0]]],
                    ["step", 0], "float32", [3])
     np.testing.assert_array_equal(out, np.where(mask, x, np.float32(-1)))
+
+
+def test_float32_erf_and_erfc_keep_float32_precision():
+    from fw_edge.kernels.erf import erf, erfc
+
+    x = np.concatenate([np.linspace(-9, 9, 40001), [0.0, 1e-30, -1e-7, np.inf, -np.inf]])
+    x = x.astype(np.float32)
+    ref = np.array([math.erf(float(v)) for v in x])
+    refc = np.array([math.erfc(float(v)) for v in x])
+    got, gotc = erf(x, np.empty_like(x)), erfc(x, np.empty_like(x))
+    assert got.dtype == gotc.dtype == np.float32
+    ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got - ref) / ulp).max() <= 3  # the fit is within 2 ulps, plus rounding
+    tail = refc > 1e-37
+    assert (np.abs(gotc - refc)[tail] / refc[tail]).max() < 3e-7  # relative, deep in the tail
+    nan = np.array([np.nan], np.float32)
+    assert np.isnan(erf(nan)[0]) and np.isnan(erfc(nan)[0])

@@ -2,6 +2,12 @@
 approximations ("Rational Chebyshev approximation for the error function", Math. Comp. 23,
 1969, as in his CALERF routine), evaluated in float64 with a relative error near 1e-16.
 
+Float32 and narrower arrays (GELU's) take shorter paths, several times faster, each evaluated in
+float64: erf is one rational function x P(x^2) / Q(x^2) on x clamped to [-4, 4] (the minimax fit
+Eigen uses for float), within 2 float32 ulps of erf (9.4e-8 absolute); erfc is Numerical
+Recipes' Chebyshev fit t exp(-x^2 + P(t)), t = 1 / (1 + |x|/2), within 1.6e-7 *relative* error
+everywhere (so the tail GELU reads through erfc(-x / sqrt 2) keeps its precision).
+
 Three ranges of |x|: below 0.5 erf is x P(x^2) / Q(x^2); up to 4 erfc is exp(-x^2) P(x) / Q(x);
 beyond, erfc is exp(-x^2) / |x| (1/sqrt(pi) + z P(z) / Q(z)) with z = 1/x^2. exp(-x^2) is
 split as exp(-r^2) exp(-(x - r)(x + r)) with r = x rounded to 1/16, so it keeps full precision.
@@ -9,7 +15,15 @@ split as exp(-r^2) exp(-(x - r)(x + r)) with r = x rounded to 1/16, so it keeps 
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+
+#: arrays at least this large are split across threads (NumPy's loops release the GIL)
+_SPLIT_AT = 1 << 16
+_THREADS = min(4, os.cpu_count() or 1)
+_pool: ThreadPoolExecutor | None = None
 
 _A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
       3.20937758913846947e03, 1.85777706184603153e-1)
@@ -63,8 +77,85 @@ def _erfc_large(y):
     return np.where(np.isinf(y), 0.0, e * np.nan_to_num(_scaled_erfc(y)))
 
 
+_FLOAT_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+            -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+            -1.60960333262415e-02)
+_FLOAT_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+            -7.37332916720468e-03, -1.42647390514189e-02)
+
+
+def _float_erf(x, out=None):
+    """erf for float32 and narrower inputs, to float32 precision (see the module docstring)."""
+    x = np.clip(x, -4.0, 4.0, dtype=np.float64)
+    x2 = x * x
+    p = np.full_like(x, _FLOAT_P[0])
+    for c in _FLOAT_P[1:]:
+        np.multiply(p, x2, out=p)
+        np.add(p, c, out=p)
+    q = np.full_like(x, _FLOAT_Q[0])
+    for c in _FLOAT_Q[1:]:
+        np.multiply(q, x2, out=q)
+        np.add(q, c, out=q)
+    np.multiply(p, x, out=p)
+    np.divide(p, q, out=p)
+    if out is None:
+        return p
+    np.copyto(out, p, casting="unsafe")
+    return out
+
+
+_FLOAT_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+               -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def _float_erfc(x, out=None):
+    """erfc for float32 and narrower inputs, to float32 precision (see the module docstring)."""
+    z = np.abs(x, dtype=np.float64)
+    t = np.multiply(z, 0.5)
+    np.add(t, 1.0, out=t)
+    np.reciprocal(t, out=t)
+    p = np.full_like(t, _FLOAT_ERFC[-1])
+    for c in reversed(_FLOAT_ERFC[:-1]):
+        np.multiply(p, t, out=p)
+        np.add(p, c, out=p)
+    np.multiply(z, z, out=z)
+    np.subtract(p, z, out=p)
+    np.exp(p, out=p)
+    np.multiply(p, t, out=p)
+    result = np.where(x < 0, 2.0 - p, p)
+    if out is None:
+        return result
+    np.copyto(out, result, casting="unsafe")
+    return out
+
+
+def _in_parts(fn, x, out):
+    """``fn(x, out)``, on large contiguous arrays as one slice per thread at once: the float32
+    paths are a dozen passes over float64 temporaries, the longest elementwise work a
+    transformer does."""
+    global _pool
+    if out is None or _THREADS < 2 or x.size < _SPLIT_AT or not (
+            x.flags.c_contiguous and out.flags.c_contiguous):
+        return fn(x, out)
+    if _pool is None:
+        _pool = ThreadPoolExecutor(_THREADS, thread_name_prefix="fw_edge-erf")
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    bounds = np.linspace(0, x.size, _THREADS + 1).astype(int)
+    parts = [_pool.submit(fn, flat_x[a:b], flat_out[a:b]) for a, b in zip(bounds, bounds[1:])]
+    for part in parts:
+        part.result()
+    return out
+
+
+def _narrow_float(x) -> bool:
+    return getattr(x, "dtype", None) is not None and x.dtype.kind == "f" and x.dtype.itemsize <= 4
+
+
 def erf(x, out=None):
-    """erf(x) elementwise, computed in float64, written to ``out`` when given."""
+    """erf(x) elementwise, written to ``out`` when given: float32 precision for float32 and
+    narrower inputs, float64's (Cody) otherwise."""
+    if _narrow_float(x):
+        return _in_parts(_float_erf, x, out)
     x = np.asarray(x, np.float64)
     y = np.abs(x)
     small = y <= 0.5
@@ -78,7 +169,10 @@ def erf(x, out=None):
 
 
 def erfc(x, out=None):
-    """erfc(x) = 1 - erf(x) elementwise, accurate where erf(x) is near 1, in float64."""
+    """erfc(x) = 1 - erf(x) elementwise, accurate where erf(x) is near 1, written to ``out``
+    when given: float32 precision for float32 and narrower inputs, float64's otherwise."""
+    if _narrow_float(x):
+        return _in_parts(_float_erfc, x, out)
     x = np.asarray(x, np.float64)
     y = np.abs(x)
     small = y <= 0.5
