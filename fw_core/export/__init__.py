@@ -149,6 +149,8 @@ class _inference:
 
 
 def _trace(fn, signature: Signature, sizes: dict):
+    """The graph of one run at ``sizes``: op nodes only (host work and breaks are refused)."""
+    from ..compile.ir import Node
     from ..compile.trace import trace
 
     tensors = signature.tensors(sizes)
@@ -157,7 +159,7 @@ def _trace(fn, signature: Signature, sizes: dict):
         raise ExportError("the run cannot be written as a program: " + "; ".join(tracer.breaks),
                           hint="keep the forward free of host reads and in-place writes")
     for step in tracer.graph.steps:
-        if not hasattr(step, "op"):
+        if step.__class__ is not Node:
             raise ExportError(f"the run does host work ({step.what}), which a program cannot "
                               "repeat", hint="export an inference run: model.eval(), no "
                               "optimizer step or gradient")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ir import Node, Value
+from ..compile.ir import Value
 from ..errors import ExportError
 from ..ops import scalar
 from .quantize import channel_axis, group_of, int8_per_channel
@@ -34,8 +34,7 @@ class ProgramWriter:
                   for i, (name, v) in enumerate(zip(signature.names, graph.inputs))]
         for i, v in enumerate(graph.inputs):
             self.values[str(self.ids[v.index])]["shape"] = signature.shape_of(i)
-        nodes = [self._node(step, attrs_of.get(id(step), step.attrs), graph)
-                 for step in graph.steps]
+        nodes = [self._node(step, attrs_of.get(id(step), step.attrs)) for step in graph.steps]
         outputs = [{"name": name, "value": self._value(v), "dtype": v.dtype.name,
                     "shape": self._shape(v)} for name, v in zip(output_names, graph.outputs)]
         import fw_core
@@ -84,10 +83,7 @@ class ProgramWriter:
         self.weights[str(new)] = {"tensor": name}
 
     # -- nodes -------------------------------------------------------------------------------
-    def _node(self, step, attrs: dict, graph) -> dict:
-        if step.__class__ is not Node:
-            raise ExportError(f"{step} is host work, which a program cannot run",
-                              hint="export an inference run (model.eval(), no optimizer step)")
+    def _node(self, step, attrs: dict) -> dict:
         where = step.module or ""
         if step.op.expr is not None:
             return self._pointwise(step, attrs, where)

@@ -131,7 +131,8 @@ def fit_graph(base, moved: dict, together, sizes: dict[str, int]):
         others = {d: g.steps[i] for d, g in moved.items()}
         last = together.steps[i] if together is not None else None
         where = f"{step.op.name} at {step.module or 'the top level'}"
-        for s in [*others.values()] + ([last] if last is not None else []):
+        traced = [*others.values()] + ([last] if last is not None else [])
+        for s in traced:
             if s.op is not step.op:
                 raise ExportError(f"op {i} is {where} at the example sizes but {s.op.name} at "
                                   "another size of the dynamic dimensions", hint=_STATIC_HINT)
@@ -140,7 +141,6 @@ def fit_graph(base, moved: dict, together, sizes: dict[str, int]):
         if merged != step.attrs:
             attrs[id(step)] = merged
         _scalars(step, others, last, fitter, where)
-        traced = [*others.values()] + ([last] if last is not None else [])
         for k, v in enumerate([*step.reads, step.out]):
             variants = [[*s.reads, s.out][k] for s in traced]
             shape = merge(list(v.shape),

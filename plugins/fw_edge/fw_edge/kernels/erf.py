@@ -98,10 +98,7 @@ def _float_erf(x, out=None):
         np.add(q, c, out=q)
     np.multiply(p, x, out=p)
     np.divide(p, q, out=p)
-    if out is None:
-        return p
-    np.copyto(out, p, casting="unsafe")
-    return out
+    return _into(out, p)
 
 
 _FLOAT_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
@@ -122,11 +119,7 @@ def _float_erfc(x, out=None):
     np.subtract(p, z, out=p)
     np.exp(p, out=p)
     np.multiply(p, t, out=p)
-    result = np.where(x < 0, 2.0 - p, p)
-    if out is None:
-        return result
-    np.copyto(out, result, casting="unsafe")
-    return out
+    return _into(out, np.where(x < 0, 2.0 - p, p))
 
 
 def _in_parts(fn, x, out):
@@ -151,21 +144,31 @@ def _narrow_float(x) -> bool:
     return getattr(x, "dtype", None) is not None and x.dtype.kind == "f" and x.dtype.itemsize <= 4
 
 
+def _into(out, result):
+    """``result``, or ``out`` holding it (rounded to ``out``'s dtype) when one is given."""
+    if out is None:
+        return result
+    np.copyto(out, result, casting="unsafe")
+    return out
+
+
+def _cody(x):
+    """``(x, small, erf_small, erfc_large)`` in float64: where ``|x| <= 0.5``, erf there, and
+    erfc(|x|) elsewhere; erf and erfc combine these two ranges each their own way."""
+    x = np.asarray(x, np.float64)
+    y = np.abs(x)
+    small = y <= 0.5
+    return x, small, _small(np.where(small, x, 0.0)), _erfc_large(np.where(small, 1.0, y))
+
+
 def erf(x, out=None):
     """erf(x) elementwise, written to ``out`` when given: float32 precision for float32 and
     narrower inputs, float64's (Cody) otherwise."""
     if _narrow_float(x):
         return _in_parts(_float_erf, x, out)
-    x = np.asarray(x, np.float64)
-    y = np.abs(x)
-    small = y <= 0.5
-    large = _erfc_large(np.where(small, 1.0, y))
-    result = np.where(small, _small(np.where(small, x, 0.0)), np.copysign(1.0 - large, x))
-    result = np.where(np.isnan(x), x, result)
-    if out is None:
-        return result
-    np.copyto(out, result, casting="unsafe")
-    return out
+    x, small, near, large = _cody(x)
+    result = np.where(small, near, np.copysign(1.0 - large, x))
+    return _into(out, np.where(np.isnan(x), x, result))
 
 
 def erfc(x, out=None):
@@ -173,14 +176,6 @@ def erfc(x, out=None):
     when given: float32 precision for float32 and narrower inputs, float64's otherwise."""
     if _narrow_float(x):
         return _in_parts(_float_erfc, x, out)
-    x = np.asarray(x, np.float64)
-    y = np.abs(x)
-    small = y <= 0.5
-    large = _erfc_large(np.where(small, 1.0, y))
-    result = np.where(small, 1.0 - _small(np.where(small, x, 0.0)),
-                      np.where(x < 0, 2.0 - large, large))
-    result = np.where(np.isnan(x), x, result)
-    if out is None:
-        return result
-    np.copyto(out, result, casting="unsafe")
-    return out
+    x, small, near, large = _cody(x)
+    result = np.where(small, 1.0 - near, np.where(x < 0, 2.0 - large, large))
+    return _into(out, np.where(np.isnan(x), x, result))
