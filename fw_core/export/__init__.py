@@ -91,12 +91,11 @@ def export(model_or_fn, example_inputs, path, *, dynamic_dims: dict | None = Non
     tensor_names = {} if module is None else {
         id(t): name for name, t in [*module.named_parameters(), *module.named_buffers()]}
     with _inference(module):
-        reference = signature.call(fn, signature.tensors(signature.sizes))
+        base, reference = _trace(fn, signature, signature.sizes)  # the traced run is eager
         names_out = output_names(reference)
-        base = _trace(fn, signature, signature.sizes)
-        moved = {d: _trace(fn, signature, {**signature.sizes, d: n + 1})
+        moved = {d: _trace(fn, signature, {**signature.sizes, d: n + 1})[0]
                  for d, n in signature.sizes.items()}
-        together = _trace(fn, signature, {d: n + 1 for d, n in signature.sizes.items()}) \
+        together = _trace(fn, signature, {d: n + 1 for d, n in signature.sizes.items()})[0] \
             if len(signature.sizes) > 1 else None
     attrs_of, shapes, fills = fit_graph(base, moved, together, signature.sizes)
     names = prepare(base, set(attrs_of), tensor_names, fills, shapes)
@@ -149,12 +148,13 @@ class _inference:
 
 
 def _trace(fn, signature: Signature, sizes: dict):
-    """The graph of one run at ``sizes``: op nodes only (host work and breaks are refused)."""
+    """The graph of one run at ``sizes`` (op nodes only: host work and breaks are refused) and
+    the run's result."""
     from ..compile.ir import Node
     from ..compile.trace import trace
 
     tensors = signature.tensors(sizes)
-    tracer, _ = trace(lambda *a: signature.call(fn, list(a)), tuple(tensors))
+    tracer, result = trace(lambda *a: signature.call(fn, list(a)), tuple(tensors))
     if tracer.breaks:
         raise ExportError("the run cannot be written as a program: " + "; ".join(tracer.breaks),
                           hint="keep the forward free of host reads and in-place writes")
@@ -163,7 +163,7 @@ def _trace(fn, signature: Signature, sizes: dict):
             raise ExportError(f"the run does host work ({step.what}), which a program cannot "
                               "repeat", hint="export an inference run: model.eval(), no "
                               "optimizer step or gradient")
-    return tracer.graph
+    return tracer.graph, result
 
 
 def _check_coverage(program: dict) -> None:
