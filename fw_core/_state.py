@@ -41,6 +41,11 @@ class _State(threading.local):
         self.in_backward = False
         #: the autograd node whose gradient rule is running, or None
         self.vjp_node = None
+        #: the update-op calls of the optimizer step being recorded or replayed, or None; see
+        #: :func:`fw_core.capture.optimizer_step`
+        self.update_calls = None
+        #: whether those calls are only collected (a replay: its plan runs the kernels)
+        self.defer_updates = False
 
 
 state = _State()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ._state import state
 
@@ -35,6 +35,12 @@ class Recorder(Protocol):
                     clears_grads_of: Iterable[Tensor]) -> None:
         """Host code with side effects (an optimizer step) ran, unrecorded, and returned
         ``result``; a replay runs it again."""
+
+    def optimizer_step(self, what: str, run: Callable[[], object], optimizer,
+                       calls: list[UpdateCall]) -> None:
+        """An optimizer step ran, unrecorded: ``run()`` is its whole host side, and ``calls``
+        the update ops it ran (one per parameter, in order). A replay redoes the host side
+        (step counters, learning rates) with :func:`replay_updates` and runs the calls as ops."""
 
     def created(self, t: Tensor) -> None:
         """``t`` was made from Python data (``fw.tensor``): a constant of the run."""
@@ -116,6 +122,56 @@ def host_effect(what: str, run: Callable[[], object],
         result = run()
     r.host_effect(what, run, result, clears_grads_of)
     return result
+
+
+class UpdateCall(NamedTuple):
+    """One optimizer update op as an optimizer called it: the op's name, the parameter, the raw
+    arrays in the op's order (None where the optimizer keeps no such state) and its scalars."""
+
+    op: str
+    param: Tensor
+    arrays: tuple
+    attrs: dict
+
+
+def optimizer_step(what: str, run: Callable[[], object], optimizer) -> None:
+    """``run()``, an optimizer's step (``optimizer``'s host work and one update op per
+    parameter through :func:`update`); under a recorder, also a step its replays repeat."""
+    r = state.recorder
+    if r is None:
+        run()
+        return
+    calls: list[UpdateCall] = []
+    with paused(), _collecting(calls, defer=False):
+        run()
+    r.optimizer_step(what, run, optimizer, calls)
+
+
+def replay_updates(run: Callable[[], object]) -> list[UpdateCall]:
+    """Run an optimizer step's host work only: the update ops it calls are collected, not run,
+    and returned, for a replay whose plan runs them with these scalars."""
+    calls: list[UpdateCall] = []
+    with _collecting(calls, defer=True):
+        run()
+    return calls
+
+
+def update(op: str, p: Tensor, arrays: tuple, attrs: dict) -> bool:
+    """An optimizer is about to run update op ``op`` on parameter ``p`` (only called while
+    :func:`optimizer_step` or :func:`replay_updates` collects): return whether the kernel
+    runs later instead of now (a replay)."""
+    state.update_calls.append(UpdateCall(op, p, arrays, attrs))
+    return state.defer_updates
+
+
+@contextlib.contextmanager
+def _collecting(calls: list, defer: bool):
+    previous = state.update_calls, state.defer_updates
+    state.update_calls, state.defer_updates = calls, defer
+    try:
+        yield
+    finally:
+        state.update_calls, state.defer_updates = previous
 
 
 def created(t: Tensor) -> None:

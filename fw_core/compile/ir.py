@@ -11,7 +11,7 @@ A graph is a list of *steps* in program order over SSA *values*:
 - :class:`Node`: one op applied to values and Python scalars, with its attributes.
 - :class:`Group`: nodes fused into one generated kernel (made by the fusion pass).
 - :class:`Effect`: host work with side effects that must run in order: giving a leaf its
-  ``.grad``, an optimizer update, a write into an external tensor.
+  ``.grad``, an optimizer step's bookkeeping, a write into an external tensor.
 
 Every step exposes ``reads`` (values it needs) and ``writes`` (values it defines), which is all
 the generic passes (dead code, liveness) look at.
@@ -167,8 +167,10 @@ class Effect:
     """Host work with side effects, kept in program order.
 
     ``run(arrays)`` receives the arrays of ``reads`` (in order) when the plan reaches it.
-    ``kind`` is "set_grad", "assign" or "call"; ``what`` is a short description for explain();
-    ``target`` is the tensor a "set_grad" or "assign" effect writes (None for host calls).
+    ``kind`` is "set_grad", "assign", "call" or "update"; ``what`` is a short description for
+    explain(); ``target`` is the tensor a "set_grad" or "assign" effect writes, and for an
+    "update" effect (an optimizer step's host work, see :mod:`.updates`) the update nodes after
+    it, whose attributes its ``run`` returns for each run (None for host calls).
     """
 
     __slots__ = ("kind", "reads", "run", "what", "target")

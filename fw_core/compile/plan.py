@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 
+from ..errors import KernelError
 from ..ops.dispatch import missing_kernel
 from .ir import Effect, Graph, Group, Node, Value
 
@@ -61,9 +62,10 @@ class Plan:
                 emit(f"    v{v.index} = {read.format(f'{prefix}{v.index}')}")
         frees = self.memory_plan.free_after if self.memory_plan is not None else None
         out_buffers = self.memory_plan.out_buffers if self.memory_plan is not None else {}
+        scalars_from: dict[int, str] = {}  # id(update node) -> where its run's scalars are
         for i, step in enumerate(graph.steps):
             if step.__class__ is Node:
-                emit("    " + self._node_line(step, i, names))
+                emit("    " + self._node_line(step, i, names, scalars_from.pop(id(step), None)))
             elif step.__class__ is Group:
                 names[f"g{i}"] = step.kernel
                 ins = ", ".join(f"v{v.index}" for v in step.inputs)
@@ -78,9 +80,17 @@ class Plan:
             elif step.__class__ is Effect:
                 names[f"e{i}"] = step.run
                 reads = "".join(f"v{v.index}, " for v in step.reads)
-                emit(f"    e{i}(({reads}))")
+                if step.kind == "update":  # it returns the scalars of its update nodes
+                    emit(f"    r{i} = e{i}(({reads}))")
+                    scalars_from.update({id(node): f"r{i}[{j}]"
+                                         for j, node in enumerate(step.target)})
+                else:
+                    emit(f"    e{i}(({reads}))")
             if frees is not None and frees[i]:
                 emit("    del " + ", ".join(f"v{k}" for k in frees[i]))
+        if scalars_from:  # a node fused into a group would run with its traced scalars
+            raise KernelError("a fusion rule took an optimizer update node into a fused group",
+                              hint="fusion rules leave nodes of ops with effects alone")
         # a constant is one array for every run: each run returns its own copy, as eager makes
         # a new tensor, so a caller writing into one result does not change the next
         outs = "".join(f"v{v.index}.copy(), " if v.source == "const" else f"v{v.index}, "
@@ -91,7 +101,9 @@ class Plan:
         exec(code, names)  # noqa: S102 - the source is generated above from the graph
         return source, names["plan"]
 
-    def _node_line(self, node: Node, i: int, names: dict) -> str:
+    def _node_line(self, node: Node, i: int, names: dict, scalars: str | None) -> str:
+        """``v = kernel(args)``; ``scalars`` names the attributes of an update node, which its
+        update effect computes on every run (the kernel is then bound to none)."""
         args = []
         for j, v in enumerate(node.inputs):
             if v.__class__ is Value:
@@ -101,7 +113,11 @@ class Plan:
             else:
                 names[f"s{i}_{j}"] = v
                 args.append(f"s{i}_{j}")
-        names[f"k{i}"] = _bound_kernel(node, self.device)
+        if scalars is None:
+            names[f"k{i}"] = _bound_kernel(node, self.device)
+        else:
+            names[f"k{i}"] = _kernel(node.op, self.device)
+            args.append(f"**{scalars}")
         call = f"k{i}({', '.join(args)})"
         if not node.out.shape:  # reductions to a scalar may hand back a NumPy scalar
             call = f"asarray({call})"
@@ -112,9 +128,12 @@ class Plan:
         return self.source
 
 
+def _kernel(op, device):
+    return device.kernels.get(op) or missing_kernel(op, device)
+
+
 def _bound_kernel(node: Node, device):
-    op = node.op
-    kernel = device.kernels.get(op) or missing_kernel(op, device)
+    kernel = _kernel(node.op, device)
     return functools.partial(kernel, **node.attrs) if node.attrs else kernel
 
 

@@ -29,6 +29,7 @@ from ..pytree import flatten as _flatten
 from ..pytree import unflatten as _unflatten
 from ..tensor import Tensor
 from .ir import Effect, Graph, Node, Value
+from .updates import StateSlot, update_steps
 
 _SCALARS = (int, float, bool)
 
@@ -162,6 +163,40 @@ class Tracer:
         self.graph.steps.append(Effect("call", (), lambda arrays: run(), what))
         if isinstance(result, Tensor):
             self._poisoned.put(result._data, what)
+
+    def optimizer_step(self, what: str, run: Callable[[], object], optimizer,
+                       calls: list) -> None:
+        """An optimizer step ran: its update ops become nodes after one effect that redoes its
+        host work on every replay (:mod:`.updates`), or, when that cannot be, the whole step is
+        one host effect."""
+        steps = update_steps(self, what, run, optimizer, calls) if calls else None
+        if steps is None:
+            self.host_effect(what, run, None)
+        else:
+            self.graph.steps.extend(steps)
+
+    def gradient_value(self, leaf: Tensor, array) -> Value | None:
+        """The value of the gradient array an optimizer step read from ``leaf``: one this run
+        made, or the ``.grad`` the leaf had when the run started; None when it is neither (host
+        code gave the leaf a new gradient mid-run)."""
+        value = self._values.get(array)
+        if value is not None:
+            return value
+        grad = leaf.grad
+        if grad is None or grad._data is not array or id(leaf) in self._cleared:
+            return None
+        self.grad_read(leaf)
+        return self._values.get(array)
+
+    def state_value(self, optimizer, param: Tensor, key: str, array) -> Value:
+        """The value of ``optimizer.state[param][key]``, whose array is ``array`` now: an
+        external read from the optimizer when each run starts."""
+        value = self._values.get(array)
+        if value is None:
+            value = self.graph.value(array.shape, array.dtype, "external",
+                                     StateSlot(optimizer, param, key))
+            self._define(array, value)
+        return value
 
     def backward(self, running: bool) -> None:
         self.backward_ran = self.backward_ran or running

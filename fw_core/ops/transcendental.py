@@ -64,10 +64,11 @@ ATAN = _unary_op("atan", "Inverse tangent, in (-pi/2, pi/2).",
                  float_result=True)
 SINH = _unary_op("sinh", "Hyperbolic sine.", lambda ctx, g: (g * cosh(ctx.inputs[0]),),
                  anchors.smooth("smooth; overflows to inf above ~89 in float32"),
-                 float_result=True)
+                 float_result=True,
+                 expr=lambda x: (scalar.expm1(x) - scalar.expm1(-x)) * 0.5)  # exact near 0
 COSH = _unary_op("cosh", "Hyperbolic cosine.", lambda ctx, g: (g * sinh(ctx.inputs[0]),),
                  anchors.smooth("smooth; overflows to inf above ~89 in float32"),
-                 float_result=True)
+                 float_result=True, expr=lambda x: (scalar.exp(x) + scalar.exp(-x)) * 0.5)
 ASINH = _unary_op("asinh", "Inverse hyperbolic sine.",
                   lambda ctx, g: (g / sqrt(square(ctx.inputs[0]) + 1),), anchors.smooth(),
                   float_result=True)
@@ -91,7 +92,8 @@ LOG10 = _unary_op("log10", "Base-10 logarithm.",
                   expr=lambda x: scalar.log(x) * (1 / math.log(10.0)))
 EXP2 = _unary_op("exp2", "2^x.", lambda ctx, g: (g * ctx.out * math.log(2.0),),
                  anchors.smooth("smooth, but the gradient grows like the output: 2^x overflows "
-                                "to inf from 128 in float32"), saves=("out",), float_result=True)
+                                "to inf from 128 in float32"), saves=("out",), float_result=True,
+                 expr=lambda x: 2.0 ** x)
 TRUNC = _unary_op("trunc", "x rounded toward zero.", _zero_grad, _FLAT, saves=(), expr=_trunc)
 FRAC = _unary_op("frac", "x - trunc(x): the fractional part, with x's sign.",
                  lambda ctx, g: (g,),

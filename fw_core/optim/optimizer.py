@@ -114,7 +114,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        capture.host_effect(f"{type(self).__name__}.step()", self._update_all)
+        capture.optimizer_step(f"{type(self).__name__}.step()", self._update_all, self)
         return loss
 
     def _update_all(self) -> None:
@@ -369,7 +369,11 @@ def _update_kernel(p: Tensor, op_name: str):
 
 def run_update(op_name: str, p: Tensor, arrays: tuple, attrs: dict) -> None:
     """Run update op ``op_name`` (fw_core.ops.optim) on parameter ``p``'s raw arrays, in place,
-    and mark ``p`` modified; active inspectors see it as the op it is."""
+    and mark ``p`` modified; active inspectors see it as the op it is. While a compiled step
+    replays, the call is only handed to :func:`fw_core.capture.update`: the plan runs it."""
+    if _grad_state.update_calls is not None and capture.update(op_name, p, arrays, attrs):
+        bump_version(p)
+        return
     _update_kernel(p, op_name)(*arrays, **attrs)
     bump_version(p)
     if _grad_state.inspectors:

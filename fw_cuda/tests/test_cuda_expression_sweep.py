@@ -40,6 +40,7 @@ CALLS = {
     "softplus": (("x",), {"beta": 2.0, "threshold": 3.0}), "elu": (("x",), {"alpha": 0.5}),
     "hardtanh": (("x",), {"min_val": -0.25, "max_val": 2.0}), "tan": (("x",), {}),
     "log2": (("p",), {}), "log10": (("p",), {}), "trunc": (("x",), {}), "frac": (("x",), {}),
+    "sinh": (("x",), {}), "cosh": (("x",), {}), "exp2": (("x",), {}),
 }
 
 SPECIAL = {"gelu": [{"approximate": "tanh"}], "clamp": [{"min": 0.1, "max": None}],

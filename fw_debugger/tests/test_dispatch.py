@@ -74,7 +74,9 @@ def test_explain_dispatch_lists_ops_left_alone_and_host_steps(eager_compile):
     train_step(x)
     text = explain_dispatch(train_step, x)
     assert "alone forward: sum (reduction) by fw_cpu" in text
-    assert "host step (call): SGD.step()" in text
+    assert "host step (call): SGD.zero_grad()" in text
+    assert "host step (update): SGD.step()" in text  # its step counters and learning rates
+    assert text.count("alone update: sgd_update (opaque) by fw_cpu") == 4  # one per parameter
     assert "fused backward" in text
 
 

@@ -41,7 +41,8 @@ def test_a_recorder_hears_every_site_outside_the_op_layer():
     assert log.names("module_called") == ["module_called"]
     assert log.names("backward") == ["backward", "backward"]
     assert log.names("grad_set") == ["grad_set", "grad_set"]  # weight and bias
-    assert log.names("host_effect") == ["host_effect"] * 3
+    assert log.names("host_effect") == ["host_effect"] * 2  # clip_grad_norm_, zero_grad
+    assert log.names("optimizer_step") == ["optimizer_step"]
     assert log.names("host_read") == ["host_read"]
     assert log.names("created") == ["created"]  # fw.tensor(...)
     assert "on_op" in log.calls
