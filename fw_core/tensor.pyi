@@ -9,71 +9,71 @@ class Tensor:
     """An n-dimensional array on a device, with autograd and provenance."""
 
     @property
-    def T(self) -> Any: ...  # fw_core.ops.shape._reversed_dims
-    def __abs__(self) -> Any: ...  # fw_core.ops._elementwise_support.abs
-    def __add__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.add
-    def __and__(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_and
+    def T(self) -> Tensor: ...  # fw_core.ops.shape._reversed_dims
+    def __abs__(self) -> Tensor: ...  # fw_core.ops._elementwise_support.abs
+    def __add__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.add
+    def __and__(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_and
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any: ...  # fw_core.tensor.Tensor.__array__
     def __array_ufunc__(self, ufunc: Any, method: Any, *inputs: Any, **kwargs: Any) -> Any: ...  # fw_core.tensor.Tensor.__array_ufunc__
     def __bool__(self) -> bool: ...  # fw_core.tensor.Tensor.__bool__
     def __deepcopy__(self, memo: Any) -> Tensor: ...  # fw_core.tensor.Tensor.__deepcopy__
-    def __eq__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.eq
+    def __eq__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.eq
     def __float__(self) -> float: ...  # fw_core.tensor.Tensor.__float__
-    def __floordiv__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.floor_divide
-    def __ge__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.ge
+    def __floordiv__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.floor_divide
+    def __ge__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.ge
     def __getattr__(self, name: str) -> Any: ...  # fw_core.tensor.Tensor.__getattr__
     def __getitem__(self, index: Any) -> Tensor: ...  # fw_core.ops.indexing.getitem
-    def __gt__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.gt
+    def __gt__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.gt
     def __hash__(self) -> int: ...  # fw_core.tensor.Tensor.__hash__
-    def __iadd__(self, b: Any, *, alpha: Any = 1) -> Any: ...  # add_, made from fw_core.ops.elementwise.add
-    def __imul__(self, b: Any) -> Any: ...  # mul_, made from fw_core.ops._elementwise_support.mul
+    def __iadd__(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # add_, made from fw_core.ops.elementwise.add
+    def __imul__(self, b: Tensor | float) -> Tensor: ...  # mul_, made from fw_core.ops._elementwise_support.mul
     def __index__(self) -> int: ...  # fw_core.tensor.Tensor.__index__
     def __int__(self) -> int: ...  # fw_core.tensor.Tensor.__int__
-    def __invert__(self) -> Any: ...  # fw_core.ops.bitwise.bitwise_not
-    def __isub__(self, b: Any, *, alpha: Any = 1) -> Any: ...  # sub_, made from fw_core.ops.elementwise.sub
+    def __invert__(self) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_not
+    def __isub__(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # sub_, made from fw_core.ops.elementwise.sub
     def __iter__(self) -> Any: ...  # fw_core.tensor.Tensor.__iter__
-    def __itruediv__(self, b: Any, *, rounding_mode: str | None = None) -> Any: ...  # div_, made from fw_core.ops.elementwise.div
-    def __le__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.le
+    def __itruediv__(self, b: Any, *, rounding_mode: str | None = None) -> Tensor: ...  # div_, made from fw_core.ops.elementwise.div
+    def __le__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.le
     def __len__(self) -> int: ...  # fw_core.tensor.Tensor.__len__
-    def __lshift__(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_left_shift
-    def __lt__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.lt
+    def __lshift__(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_left_shift
+    def __lt__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.lt
     def __matmul__(self, b: Tensor) -> Tensor: ...  # fw_core.ops.linalg.matmul
-    def __mod__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.remainder
-    def __mul__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.mul
-    def __ne__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.ne
-    def __neg__(self) -> Any: ...  # fw_core.ops._elementwise_support.neg
-    def __or__(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_or
-    def __pow__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.pow
-    def __radd__(self, b: Any) -> Any: ...  # reflected_add, made from fw_core.ops._elementwise_support.add
-    def __rand__(self, b: Any) -> Any: ...  # reflected_bitwise_and, made from fw_core.ops.bitwise.bitwise_and
+    def __mod__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.remainder
+    def __mul__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.mul
+    def __ne__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.ne
+    def __neg__(self) -> Tensor: ...  # fw_core.ops._elementwise_support.neg
+    def __or__(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_or
+    def __pow__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.pow
+    def __radd__(self, b: Tensor | float) -> Tensor: ...  # reflected_add, made from fw_core.ops._elementwise_support.add
+    def __rand__(self, b: Any) -> Tensor: ...  # reflected_bitwise_and, made from fw_core.ops.bitwise.bitwise_and
     def __reduce_ex__(self, protocol: Any) -> Any: ...  # fw_core.tensor.Tensor.__reduce_ex__
     def __repr__(self) -> str: ...  # fw_core.tensor.Tensor.__repr__
-    def __rfloordiv__(self, b: Any) -> Any: ...  # reflected_floor_divide, made from fw_core.ops._elementwise_support.floor_divide
-    def __rlshift__(self, b: Any) -> Any: ...  # reflected_bitwise_left_shift, made from fw_core.ops.bitwise.bitwise_left_shift
+    def __rfloordiv__(self, b: Tensor | float) -> Tensor: ...  # reflected_floor_divide, made from fw_core.ops._elementwise_support.floor_divide
+    def __rlshift__(self, b: Any) -> Tensor: ...  # reflected_bitwise_left_shift, made from fw_core.ops.bitwise.bitwise_left_shift
     def __rmatmul__(self, b: Tensor) -> Tensor: ...  # reflected_matmul, made from fw_core.ops.linalg.matmul
-    def __rmod__(self, b: Any) -> Any: ...  # reflected_remainder, made from fw_core.ops._elementwise_support.remainder
-    def __rmul__(self, b: Any) -> Any: ...  # reflected_mul, made from fw_core.ops._elementwise_support.mul
-    def __ror__(self, b: Any) -> Any: ...  # reflected_bitwise_or, made from fw_core.ops.bitwise.bitwise_or
-    def __rpow__(self, b: Any) -> Any: ...  # reflected_pow, made from fw_core.ops._elementwise_support.pow
-    def __rrshift__(self, b: Any) -> Any: ...  # reflected_bitwise_right_shift, made from fw_core.ops.bitwise.bitwise_right_shift
-    def __rshift__(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_right_shift
-    def __rsub__(self, b: Any) -> Any: ...  # reflected_sub, made from fw_core.ops._elementwise_support.sub
-    def __rtruediv__(self, b: Any) -> Any: ...  # reflected_div, made from fw_core.ops._elementwise_support.div
-    def __rxor__(self, b: Any) -> Any: ...  # reflected_bitwise_xor, made from fw_core.ops.bitwise.bitwise_xor
+    def __rmod__(self, b: Tensor | float) -> Tensor: ...  # reflected_remainder, made from fw_core.ops._elementwise_support.remainder
+    def __rmul__(self, b: Tensor | float) -> Tensor: ...  # reflected_mul, made from fw_core.ops._elementwise_support.mul
+    def __ror__(self, b: Any) -> Tensor: ...  # reflected_bitwise_or, made from fw_core.ops.bitwise.bitwise_or
+    def __rpow__(self, b: Tensor | float) -> Tensor: ...  # reflected_pow, made from fw_core.ops._elementwise_support.pow
+    def __rrshift__(self, b: Any) -> Tensor: ...  # reflected_bitwise_right_shift, made from fw_core.ops.bitwise.bitwise_right_shift
+    def __rshift__(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_right_shift
+    def __rsub__(self, b: Tensor | float) -> Tensor: ...  # reflected_sub, made from fw_core.ops._elementwise_support.sub
+    def __rtruediv__(self, b: Tensor | float) -> Tensor: ...  # reflected_div, made from fw_core.ops._elementwise_support.div
+    def __rxor__(self, b: Any) -> Tensor: ...  # reflected_bitwise_xor, made from fw_core.ops.bitwise.bitwise_xor
     def __setitem__(self, index: Any, value: Any) -> None: ...  # fw_core.tensor_methods._setitem
-    def __sub__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.sub
-    def __truediv__(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.div
-    def __xor__(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_xor
+    def __sub__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.sub
+    def __truediv__(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.div
+    def __xor__(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_xor
     @property
-    def _version(self) -> Any: ...  # fw_core.tensor.Tensor._version
+    def _version(self) -> int: ...  # fw_core.tensor.Tensor._version
     @staticmethod
     def _wrap(data: Any, device: Device, op: Any = None, module: str = '') -> Tensor: ...  # fw_core.tensor.Tensor._wrap
-    def abs(self) -> Any: ...  # fw_core.ops._elementwise_support.abs
-    def abs_(self) -> Any: ...  # abs_, made from fw_core.ops._elementwise_support.abs
-    def acos(self) -> Any: ...  # fw_core.ops._elementwise_support.acos
-    def acosh(self) -> Any: ...  # fw_core.ops._elementwise_support.acosh
-    def add(self, b: Any, *, alpha: Any = 1) -> Any: ...  # fw_core.ops.elementwise.add
-    def add_(self, b: Any, *, alpha: Any = 1) -> Any: ...  # add_, made from fw_core.ops.elementwise.add
+    def abs(self) -> Tensor: ...  # fw_core.ops._elementwise_support.abs
+    def abs_(self) -> Tensor: ...  # abs_, made from fw_core.ops._elementwise_support.abs
+    def acos(self) -> Tensor: ...  # fw_core.ops._elementwise_support.acos
+    def acosh(self) -> Tensor: ...  # fw_core.ops._elementwise_support.acosh
+    def add(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.elementwise.add
+    def add_(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # add_, made from fw_core.ops.elementwise.add
     def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.linalg_composed.addbmm
     def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor: ...  # fw_core.ops.composed.addcdiv
     def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor: ...  # addcdiv_, made from fw_core.ops.composed.addcdiv
@@ -81,107 +81,107 @@ class Tensor:
     def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor: ...  # addcmul_, made from fw_core.ops.composed.addcmul
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.linalg_composed.addmm
     def addmv(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.linalg_composed.addmv
-    def all(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.all
+    def all(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.all
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool: ...  # fw_core.ops.composed.allclose
-    def amax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.amax
-    def amin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.amin
-    def any(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.any
-    def arctan2(self, other: Any) -> Any: ...  # fw_core.ops.transcendental.atan2
-    def argmax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.argmax
-    def argmin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.argmin
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any: ...  # fw_core.ops.sorting.argsort
-    def asin(self) -> Any: ...  # fw_core.ops._elementwise_support.asin
-    def asinh(self) -> Any: ...  # fw_core.ops._elementwise_support.asinh
+    def amax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.amax
+    def amin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.amin
+    def any(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.any
+    def arctan2(self, other: Any) -> Tensor: ...  # fw_core.ops.transcendental.atan2
+    def argmax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.argmax
+    def argmin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.argmin
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor: ...  # fw_core.ops.sorting.argsort
+    def asin(self) -> Tensor: ...  # fw_core.ops._elementwise_support.asin
+    def asinh(self) -> Tensor: ...  # fw_core.ops._elementwise_support.asinh
     def astype(self, dtype: Any) -> Tensor: ...  # fw_core.ops.creation.cast
-    def atan(self) -> Any: ...  # fw_core.ops._elementwise_support.atan
-    def atan2(self, other: Any) -> Any: ...  # fw_core.ops.transcendental.atan2
-    def atanh(self) -> Any: ...  # fw_core.ops._elementwise_support.atanh
+    def atan(self) -> Tensor: ...  # fw_core.ops._elementwise_support.atan
+    def atan2(self, other: Any) -> Tensor: ...  # fw_core.ops.transcendental.atan2
+    def atanh(self) -> Tensor: ...  # fw_core.ops._elementwise_support.atanh
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False, inputs: Any = None) -> None: ...  # fw_core.tensor.Tensor.backward
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.linalg_composed.baddbmm
-    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Any: ...  # fw_core.ops.sampling._bernoulli_method
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling._bernoulli_method
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.bernoulli_
-    def bincount(self, weights: Any = None, minlength: int = 0) -> Any: ...  # fw_core.ops.counting.bincount
-    def bitwise_and(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_and
-    def bitwise_left_shift(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_left_shift
-    def bitwise_not(self) -> Any: ...  # fw_core.ops.bitwise.bitwise_not
-    def bitwise_or(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_or
-    def bitwise_right_shift(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_right_shift
-    def bitwise_xor(self, b: Any) -> Any: ...  # fw_core.ops.bitwise.bitwise_xor
+    def bincount(self, weights: Any = None, minlength: int = 0) -> Tensor: ...  # fw_core.ops.counting.bincount
+    def bitwise_and(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_and
+    def bitwise_left_shift(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_left_shift
+    def bitwise_not(self) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_not
+    def bitwise_or(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_or
+    def bitwise_right_shift(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_right_shift
+    def bitwise_xor(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_xor
     def bmm(self, b: Tensor) -> Tensor: ...  # fw_core.ops.linalg.bmm
     def bool(self) -> Tensor: ...  # fw_core.ops.conversions.to_bool
-    def broadcast_to(self, shape: Any) -> Any: ...  # fw_core.ops.broadcast.broadcast_to
+    def broadcast_to(self, shape: Any) -> Tensor: ...  # fw_core.ops.broadcast.broadcast_to
     def byte(self) -> Tensor: ...  # fw_core.ops.conversions.to_uint8
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.cauchy_
-    def ceil(self) -> Any: ...  # fw_core.ops._elementwise_support.ceil
-    def ceil_(self) -> Any: ...  # ceil_, made from fw_core.ops._elementwise_support.ceil
+    def ceil(self) -> Tensor: ...  # fw_core.ops._elementwise_support.ceil
+    def ceil_(self) -> Tensor: ...  # ceil_, made from fw_core.ops._elementwise_support.ceil
     def char(self) -> Tensor: ...  # fw_core.ops.conversions.to_int8
     def chunk(self, chunks: int, dim: int = 0) -> tuple: ...  # fw_core.ops.shape.chunk
-    def clamp(self, min: float | None = None, max: float | None = None) -> Any: ...  # fw_core.ops.elementwise.clamp
-    def clamp_(self, min: float | None = None, max: float | None = None) -> Any: ...  # clamp_, made from fw_core.ops.elementwise.clamp
-    def clip(self, min: float | None = None, max: float | None = None) -> Any: ...  # fw_core.ops.elementwise.clamp
+    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor: ...  # fw_core.ops.elementwise.clamp
+    def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor: ...  # clamp_, made from fw_core.ops.elementwise.clamp
+    def clip(self, min: float | None = None, max: float | None = None) -> Tensor: ...  # fw_core.ops.elementwise.clamp
     def clone(self) -> Tensor: ...  # fw_core.ops.creation.clone
     def contiguous(self) -> Tensor: ...  # fw_core.ops.shape.contiguous
     def copy_(self, source: Tensor) -> Tensor: ...  # fw_core.tensor_methods._copy_
-    def copysign(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.copysign
-    def cos(self) -> Any: ...  # fw_core.ops._elementwise_support.cos
-    def cosh(self) -> Any: ...  # fw_core.ops._elementwise_support.cosh
+    def copysign(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.copysign
+    def cos(self) -> Tensor: ...  # fw_core.ops._elementwise_support.cos
+    def cosh(self) -> Tensor: ...  # fw_core.ops._elementwise_support.cosh
     def cpu(self) -> Tensor: ...  # fw_core.tensor.Tensor.cpu
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor: ...  # fw_core.ops.linalg_composed.cross
     def cuda(self, index: int = 0) -> Tensor: ...  # fw_core.tensor.Tensor.cuda
     def cummax(self, dim: int) -> Any: ...  # fw_core.ops.scans.cummax
     def cummin(self, dim: int) -> Any: ...  # fw_core.ops.scans.cummin
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Any: ...  # fw_core.ops.scans.cumprod
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Any: ...  # fw_core.ops.reduction.cumsum
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor: ...  # fw_core.ops.scans.cumprod
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor: ...  # fw_core.ops.reduction.cumsum
     @property
-    def data(self) -> Any: ...  # fw_core.tensor.Tensor.data
+    def data(self) -> Tensor: ...  # fw_core.tensor.Tensor.data
     def detach(self) -> Tensor: ...  # fw_core.tensor.Tensor.detach
     def detach_(self) -> Tensor: ...  # fw_core.tensor.Tensor.detach_
     @property
-    def device(self) -> Any: ...  # fw_core.tensor.Tensor.device
+    def device(self) -> Device: ...  # fw_core.tensor.Tensor.device
     def diag(self, diagonal: int = 0) -> Tensor: ...  # fw_core.ops.diagonals.diag
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor: ...  # fw_core.ops.diagonals.diag_embed
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor: ...  # fw_core.ops.diagonals.diagonal
-    def digamma(self) -> Any: ...  # fw_core.ops._elementwise_support.digamma
+    def digamma(self) -> Tensor: ...  # fw_core.ops._elementwise_support.digamma
     def dim(self) -> int: ...  # fw_core.tensor.Tensor.dim
-    def div(self, b: Any, *, rounding_mode: str | None = None) -> Any: ...  # fw_core.ops.elementwise.div
-    def div_(self, b: Any, *, rounding_mode: str | None = None) -> Any: ...  # div_, made from fw_core.ops.elementwise.div
-    def divide(self, b: Any, *, rounding_mode: str | None = None) -> Any: ...  # fw_core.ops.elementwise.div
+    def div(self, b: Any, *, rounding_mode: str | None = None) -> Tensor: ...  # fw_core.ops.elementwise.div
+    def div_(self, b: Any, *, rounding_mode: str | None = None) -> Tensor: ...  # div_, made from fw_core.ops.elementwise.div
+    def divide(self, b: Any, *, rounding_mode: str | None = None) -> Tensor: ...  # fw_core.ops.elementwise.div
     def dot(self, tensor: Tensor) -> Tensor: ...  # fw_core.ops.linalg_composed.dot
     def double(self) -> Tensor: ...  # fw_core.ops.conversions.to_float64
     @property
     def dtype(self) -> Any: ...  # fw_core.tensor.Tensor.dtype
     def element_size(self) -> int: ...  # fw_core.tensor.Tensor.element_size
-    def elu(self, alpha: float = 1.0) -> Any: ...  # fw_core.ops.elementwise.elu
-    def eq(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.eq
+    def elu(self, alpha: float = 1.0) -> Tensor: ...  # fw_core.ops.elementwise.elu
+    def eq(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.eq
     def equal(self, other: Tensor) -> bool: ...  # fw_core.ops.composed.equal
-    def erf(self) -> Any: ...  # fw_core.ops._elementwise_support.erf
-    def exp(self) -> Any: ...  # fw_core.ops._elementwise_support.exp
-    def exp2(self) -> Any: ...  # fw_core.ops._elementwise_support.exp2
-    def exp_(self) -> Any: ...  # exp_, made from fw_core.ops._elementwise_support.exp
+    def erf(self) -> Tensor: ...  # fw_core.ops._elementwise_support.erf
+    def exp(self) -> Tensor: ...  # fw_core.ops._elementwise_support.exp
+    def exp2(self) -> Tensor: ...  # fw_core.ops._elementwise_support.exp2
+    def exp_(self) -> Tensor: ...  # exp_, made from fw_core.ops._elementwise_support.exp
     def expand(self, *sizes: Any) -> Tensor: ...  # fw_core.ops.shape.expand
     def expand_as(self, other: Tensor) -> Tensor: ...  # fw_core.ops.shape.expand_as
-    def expm1(self) -> Any: ...  # fw_core.ops._elementwise_support.expm1
+    def expm1(self) -> Tensor: ...  # fw_core.ops._elementwise_support.expm1
     def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.exponential_
     def fill_(self, value: Any) -> Tensor: ...  # fw_core.tensor_methods._fill_
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor: ...  # fw_core.ops.shape.flatten
     def flip(self, *dims: Any) -> Tensor: ...  # fw_core.ops.rearrange.flip_method
     def float(self) -> Tensor: ...  # fw_core.ops.conversions._float
-    def floor(self) -> Any: ...  # fw_core.ops._elementwise_support.floor
-    def floor_(self) -> Any: ...  # floor_, made from fw_core.ops._elementwise_support.floor
-    def floor_divide(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.floor_divide
-    def fmod(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.fmod
-    def frac(self) -> Any: ...  # fw_core.ops.transcendental.frac
+    def floor(self) -> Tensor: ...  # fw_core.ops._elementwise_support.floor
+    def floor_(self) -> Tensor: ...  # floor_, made from fw_core.ops._elementwise_support.floor
+    def floor_divide(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.floor_divide
+    def fmod(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.fmod
+    def frac(self) -> Tensor: ...  # fw_core.ops.transcendental.frac
     def gather(self, dim: int, index: Tensor) -> Tensor: ...  # fw_core.ops.indexing.gather
-    def ge(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.ge
-    def gelu(self, approximate: str = 'none') -> Any: ...  # fw_core.ops.elementwise.gelu
+    def ge(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.ge
+    def gelu(self, approximate: str = 'none') -> Tensor: ...  # fw_core.ops.elementwise.gelu
     def geometric_(self, p: float, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.geometric_
     @property
     def grad_fn(self) -> Any: ...  # fw_core.tensor.Tensor.grad_fn
-    def gt(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.gt
+    def gt(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.gt
     def half(self) -> Tensor: ...  # fw_core.ops.conversions.to_float16
-    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Any: ...  # fw_core.ops.elementwise.hardtanh
-    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Any: ...  # fw_core.ops.counting.histc
-    def hypot(self, other: Any) -> Any: ...  # fw_core.ops.transcendental.hypot
+    def hardtanh(self, min_val: float = -1.0, max_val: float = 1.0) -> Tensor: ...  # fw_core.ops.elementwise.hardtanh
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor: ...  # fw_core.ops.counting.histc
+    def hypot(self, other: Any) -> Tensor: ...  # fw_core.ops.transcendental.hypot
     def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.index_update.index_add
     def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor: ...  # index_add_, made from fw_core.ops.index_update.index_add
     def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor: ...  # fw_core.ops.index_update.index_copy
@@ -195,40 +195,40 @@ class Tensor:
     def is_floating_point(self) -> bool: ...  # fw_core.tensor.Tensor.is_floating_point
     def is_inference(self) -> bool: ...  # fw_core.tensor.Tensor.is_inference
     @property
-    def is_leaf(self) -> Any: ...  # fw_core.tensor.Tensor.is_leaf
+    def is_leaf(self) -> bool: ...  # fw_core.tensor.Tensor.is_leaf
     def isclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor: ...  # fw_core.ops.composed.isclose
     def isfinite(self) -> Tensor: ...  # fw_core.ops.composed.isfinite
-    def isinf(self) -> Any: ...  # fw_core.ops._elementwise_support.isinf
-    def isnan(self) -> Any: ...  # fw_core.ops._elementwise_support.isnan
+    def isinf(self) -> Tensor: ...  # fw_core.ops._elementwise_support.isinf
+    def isnan(self) -> Tensor: ...  # fw_core.ops._elementwise_support.isnan
     def isneginf(self) -> Tensor: ...  # fw_core.ops.composed.isneginf
     def isposinf(self) -> Tensor: ...  # fw_core.ops.composed.isposinf
     def item(self) -> Any: ...  # fw_core.tensor.Tensor.item
     @property
-    def itemsize(self) -> Any: ...  # fw_core.tensor.Tensor.itemsize
+    def itemsize(self) -> int: ...  # fw_core.tensor.Tensor.itemsize
     def kron(self, other: Tensor) -> Tensor: ...  # fw_core.ops.linalg_composed.kron
     def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any: ...  # fw_core.ops.sorting.kthvalue
-    def le(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.le
-    def leaky_relu(self, negative_slope: float = 0.01) -> Any: ...  # fw_core.ops.elementwise.leaky_relu
+    def le(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.le
+    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor: ...  # fw_core.ops.elementwise.leaky_relu
     def lerp(self, end: Any, weight: Any) -> Tensor: ...  # fw_core.ops.composed.lerp
     def lerp_(self, end: Any, weight: Any) -> Tensor: ...  # lerp_, made from fw_core.ops.composed.lerp
-    def lgamma(self) -> Any: ...  # fw_core.ops._elementwise_support.lgamma
-    def log(self) -> Any: ...  # fw_core.ops._elementwise_support.log
-    def log10(self) -> Any: ...  # fw_core.ops._elementwise_support.log10
-    def log1p(self) -> Any: ...  # fw_core.ops._elementwise_support.log1p
-    def log2(self) -> Any: ...  # fw_core.ops._elementwise_support.log2
-    def log_(self) -> Any: ...  # log_, made from fw_core.ops._elementwise_support.log
+    def lgamma(self) -> Tensor: ...  # fw_core.ops._elementwise_support.lgamma
+    def log(self) -> Tensor: ...  # fw_core.ops._elementwise_support.log
+    def log10(self) -> Tensor: ...  # fw_core.ops._elementwise_support.log10
+    def log1p(self) -> Tensor: ...  # fw_core.ops._elementwise_support.log1p
+    def log2(self) -> Tensor: ...  # fw_core.ops._elementwise_support.log2
+    def log_(self) -> Tensor: ...  # log_, made from fw_core.ops._elementwise_support.log
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.log_normal_
-    def log_softmax(self, dim: int, dtype: Any = None) -> Any: ...  # fw_core.ops.nn.log_softmax
+    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor: ...  # fw_core.ops.nn.log_softmax
     def logaddexp(self, other: Any) -> Tensor: ...  # fw_core.ops.composed.logaddexp
-    def logcumsumexp(self, dim: int) -> Any: ...  # fw_core.ops.scans.logcumsumexp
-    def logical_and(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.logical_and
-    def logical_not(self) -> Any: ...  # fw_core.ops._elementwise_support.logical_not
-    def logical_or(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.logical_or
-    def logsumexp(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.logsumexp
+    def logcumsumexp(self, dim: int) -> Tensor: ...  # fw_core.ops.scans.logcumsumexp
+    def logical_and(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.logical_and
+    def logical_not(self) -> Tensor: ...  # fw_core.ops._elementwise_support.logical_not
+    def logical_or(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.logical_or
+    def logsumexp(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.logsumexp
     def long(self) -> Tensor: ...  # fw_core.ops.conversions.to_int64
-    def lt(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.lt
+    def lt(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.lt
     @property
-    def mT(self) -> Any: ...  # fw_core.ops.shape._matrix_transpose
+    def mT(self) -> Tensor: ...  # fw_core.ops.shape._matrix_transpose
     def masked_fill(self, mask: Tensor, value: Any) -> Tensor: ...  # fw_core.ops.indexing.masked_fill
     def masked_fill_(self, mask: Tensor, value: Any) -> Tensor: ...  # masked_fill_, made from fw_core.ops.indexing.masked_fill
     def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor: ...  # fw_core.ops.selection.masked_scatter
@@ -236,57 +236,57 @@ class Tensor:
     def masked_select(self, mask: Tensor) -> Tensor: ...  # fw_core.ops.selection.masked_select
     def matmul(self, b: Tensor) -> Tensor: ...  # fw_core.ops.linalg.matmul
     def max(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.max
-    def maximum(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.maximum
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.mean
+    def maximum(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.maximum
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.mean
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any: ...  # fw_core.ops.sorting.median
     def min(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.min
-    def minimum(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.minimum
-    def mish(self) -> Any: ...  # fw_core.ops._elementwise_support.mish
+    def minimum(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.minimum
+    def mish(self) -> Tensor: ...  # fw_core.ops._elementwise_support.mish
     def mm(self, mat2: Tensor) -> Tensor: ...  # fw_core.ops.linalg_composed.mm
     def mode(self, dim: int = -1, keepdim: bool = False) -> Any: ...  # fw_core.ops.sorting.mode
     @property
-    def module(self) -> Any: ...  # fw_core.tensor.Tensor.module
+    def module(self) -> str: ...  # fw_core.tensor.Tensor.module
     def movedim(self, source: Any, destination: Any) -> Tensor: ...  # fw_core.ops.shape.movedim
-    def msort(self) -> Any: ...  # fw_core.ops.sorting.msort
-    def mul(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.mul
-    def mul_(self, b: Any) -> Any: ...  # mul_, made from fw_core.ops._elementwise_support.mul
-    def multinomial(self, num_samples: Any, replacement: Any = False, *, generator: Any = None) -> Any: ...  # fw_core.ops.sampling._multinomial_method
-    def multiply(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.mul
+    def msort(self) -> Tensor: ...  # fw_core.ops.sorting.msort
+    def mul(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.mul
+    def mul_(self, b: Tensor | float) -> Tensor: ...  # mul_, made from fw_core.ops._elementwise_support.mul
+    def multinomial(self, num_samples: Any, replacement: Any = False, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling._multinomial_method
+    def multiply(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.mul
     def mv(self, vec: Tensor) -> Tensor: ...  # fw_core.ops.linalg_composed.mv
-    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Any: ...  # fw_core.ops.transcendental.nan_to_num
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor: ...  # fw_core.ops.transcendental.nan_to_num
     def narrow(self, dim: int, start: int, length: int) -> Tensor: ...  # fw_core.ops.shape.narrow
     @property
-    def nbytes(self) -> Any: ...  # fw_core.tensor.Tensor.nbytes
+    def nbytes(self) -> int: ...  # fw_core.tensor.Tensor.nbytes
     @property
-    def ndim(self) -> Any: ...  # fw_core.tensor.Tensor.ndim
-    def ne(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.ne
-    def neg(self) -> Any: ...  # fw_core.ops._elementwise_support.neg
-    def neg_(self) -> Any: ...  # neg_, made from fw_core.ops._elementwise_support.neg
-    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any: ...  # fw_core.ops.sampling.new_empty
+    def ndim(self) -> int: ...  # fw_core.tensor.Tensor.ndim
+    def ne(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.ne
+    def neg(self) -> Tensor: ...  # fw_core.ops._elementwise_support.neg
+    def neg_(self) -> Tensor: ...  # neg_, made from fw_core.ops._elementwise_support.neg
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor: ...  # fw_core.ops.sampling.new_empty
     def new_full(self, shape: Any, value: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_full
     def new_ones(self, *shape: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_ones
     def new_tensor(self, data: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_tensor
     def new_zeros(self, *shape: Any, **kwargs: Any) -> Tensor: ...  # fw_core.ops.conversions.new_zeros
     def nonzero(self, *, as_tuple: bool = False) -> Any: ...  # fw_core.ops.selection.nonzero
-    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Any: ...  # fw_core.ops.reduction.norm
+    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor: ...  # fw_core.ops.reduction.norm
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.normal_
     def numel(self) -> int: ...  # fw_core.tensor.Tensor.numel
     def numpy(self) -> Any: ...  # fw_core.tensor.Tensor.numpy
     @property
-    def op(self) -> Any: ...  # fw_core.tensor.Tensor.op
+    def op(self) -> str | None: ...  # fw_core.tensor.Tensor.op
     def outer(self, b: Tensor) -> Tensor: ...  # fw_core.ops.linalg.outer
     def permute(self, *dims: Any) -> Tensor: ...  # fw_core.ops.shape.permute
     def polygamma(self, n: int) -> Tensor: ...  # fw_core.ops.elementwise.polygamma_method
-    def pow(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.pow
-    def pow_(self, b: Any) -> Any: ...  # pow_, made from fw_core.ops._elementwise_support.pow
-    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.prod
+    def pow(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.pow
+    def pow_(self, b: Tensor | float) -> Tensor: ...  # pow_, made from fw_core.ops._elementwise_support.pow
+    def prod(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.prod
     def random_(self, *bounds: Any, generator: Any = None, **named: Any) -> Tensor: ...  # fw_core.ops.sampling.random_
-    def reciprocal(self) -> Any: ...  # fw_core.ops._elementwise_support.reciprocal
-    def reciprocal_(self) -> Any: ...  # reciprocal_, made from fw_core.ops._elementwise_support.reciprocal
+    def reciprocal(self) -> Tensor: ...  # fw_core.ops._elementwise_support.reciprocal
+    def reciprocal_(self) -> Tensor: ...  # reciprocal_, made from fw_core.ops._elementwise_support.reciprocal
     def register_hook(self, hook: Any) -> Any: ...  # fw_core.tensor.Tensor.register_hook
-    def relu(self) -> Any: ...  # fw_core.ops._elementwise_support.relu
-    def relu_(self) -> Any: ...  # relu_, made from fw_core.ops._elementwise_support.relu
-    def remainder(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.remainder
+    def relu(self) -> Tensor: ...  # fw_core.ops._elementwise_support.relu
+    def relu_(self) -> Tensor: ...  # relu_, made from fw_core.ops._elementwise_support.relu
+    def remainder(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.remainder
     def repeat(self, *repeats: Any) -> Tensor: ...  # fw_core.ops.shape.repeat
     def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None) -> Tensor: ...  # fw_core.ops.selection.repeat_interleave
     def requires_grad_(self, requires_grad: bool = True) -> Tensor: ...  # fw_core.tensor.Tensor.requires_grad_
@@ -295,9 +295,9 @@ class Tensor:
     def retain_grad(self) -> None: ...  # fw_core.tensor.Tensor.retain_grad
     def roll(self, shifts: Any, dims: Any = None) -> Tensor: ...  # fw_core.ops.rearrange.roll
     def rot90(self, k: int = 1, dims: Any = ...) -> Tensor: ...  # fw_core.ops.windows.rot90
-    def round(self) -> Any: ...  # fw_core.ops._elementwise_support.round
-    def round_(self) -> Any: ...  # round_, made from fw_core.ops._elementwise_support.round
-    def rsqrt(self) -> Any: ...  # fw_core.ops._elementwise_support.rsqrt
+    def round(self) -> Tensor: ...  # fw_core.ops._elementwise_support.round
+    def round_(self) -> Tensor: ...  # round_, made from fw_core.ops._elementwise_support.round
+    def rsqrt(self) -> Tensor: ...  # fw_core.ops._elementwise_support.rsqrt
     def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor: ...  # fw_core.ops.indexing.scatter
     def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor: ...  # scatter_, made from fw_core.ops.indexing.scatter
     def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...  # fw_core.ops.indexing.scatter_add
@@ -305,39 +305,39 @@ class Tensor:
     def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # fw_core.ops.index_update.scatter_reduce
     def scatter_reduce_(self, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True) -> Tensor: ...  # scatter_reduce_, made from fw_core.ops.index_update.scatter_reduce
     def select(self, dim: int, index: int) -> Tensor: ...  # fw_core.ops.shape.select
-    def sgn(self) -> Any: ...  # fw_core.ops.transcendental.sgn
+    def sgn(self) -> Tensor: ...  # fw_core.ops.transcendental.sgn
     @property
-    def shape(self) -> Any: ...  # fw_core.tensor.Tensor.shape
+    def shape(self) -> tuple[int, ...]: ...  # fw_core.tensor.Tensor.shape
     def short(self) -> Tensor: ...  # fw_core.ops.conversions.to_int16
-    def sigmoid(self) -> Any: ...  # fw_core.ops._elementwise_support.sigmoid
-    def sigmoid_(self) -> Any: ...  # sigmoid_, made from fw_core.ops._elementwise_support.sigmoid
-    def sign(self) -> Any: ...  # fw_core.ops._elementwise_support.sign
-    def silu(self) -> Any: ...  # fw_core.ops._elementwise_support.silu
-    def sin(self) -> Any: ...  # fw_core.ops._elementwise_support.sin
-    def sinh(self) -> Any: ...  # fw_core.ops._elementwise_support.sinh
+    def sigmoid(self) -> Tensor: ...  # fw_core.ops._elementwise_support.sigmoid
+    def sigmoid_(self) -> Tensor: ...  # sigmoid_, made from fw_core.ops._elementwise_support.sigmoid
+    def sign(self) -> Tensor: ...  # fw_core.ops._elementwise_support.sign
+    def silu(self) -> Tensor: ...  # fw_core.ops._elementwise_support.silu
+    def sin(self) -> Tensor: ...  # fw_core.ops._elementwise_support.sin
+    def sinh(self) -> Tensor: ...  # fw_core.ops._elementwise_support.sinh
     def size(self, dim: int | None = None) -> Any: ...  # fw_core.tensor.Tensor.size
-    def softmax(self, dim: int, dtype: Any = None) -> Any: ...  # fw_core.ops.nn.softmax
-    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Any: ...  # fw_core.ops.elementwise.softplus
+    def softmax(self, dim: int, dtype: Any = None) -> Tensor: ...  # fw_core.ops.nn.softmax
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor: ...  # fw_core.ops.elementwise.softplus
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any: ...  # fw_core.ops.sorting.sort
     def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple: ...  # fw_core.ops.shape.split
-    def sqrt(self) -> Any: ...  # fw_core.ops._elementwise_support.sqrt
-    def sqrt_(self) -> Any: ...  # sqrt_, made from fw_core.ops._elementwise_support.sqrt
-    def square(self) -> Any: ...  # fw_core.ops._elementwise_support.square
-    def square_(self) -> Any: ...  # square_, made from fw_core.ops._elementwise_support.square
+    def sqrt(self) -> Tensor: ...  # fw_core.ops._elementwise_support.sqrt
+    def sqrt_(self) -> Tensor: ...  # sqrt_, made from fw_core.ops._elementwise_support.sqrt
+    def square(self) -> Tensor: ...  # fw_core.ops._elementwise_support.square
+    def square_(self) -> Tensor: ...  # square_, made from fw_core.ops._elementwise_support.square
     def squeeze(self, dim: Any = None) -> Tensor: ...  # fw_core.ops.shape.squeeze
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.std
-    def sub(self, b: Any, *, alpha: Any = 1) -> Any: ...  # fw_core.ops.elementwise.sub
-    def sub_(self, b: Any, *, alpha: Any = 1) -> Any: ...  # sub_, made from fw_core.ops.elementwise.sub
-    def subtract(self, b: Any, *, alpha: Any = 1) -> Any: ...  # fw_core.ops.elementwise.sub
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.sum
+    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.std
+    def sub(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.elementwise.sub
+    def sub_(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # sub_, made from fw_core.ops.elementwise.sub
+    def subtract(self, b: Any, *, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.elementwise.sub
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.sum
     def swapaxes(self, dim0: int, dim1: int) -> Tensor: ...  # fw_core.ops.shape.transpose
     def swapdims(self, dim0: int, dim1: int) -> Tensor: ...  # fw_core.ops.shape.transpose
     def t(self) -> Tensor: ...  # fw_core.ops.shape._t
     def take(self, index: Tensor) -> Tensor: ...  # fw_core.ops.selection.take
     def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor: ...  # fw_core.ops.selection.take_along_dim
-    def tan(self) -> Any: ...  # fw_core.ops._elementwise_support.tan
-    def tanh(self) -> Any: ...  # fw_core.ops._elementwise_support.tanh
-    def tanh_(self) -> Any: ...  # tanh_, made from fw_core.ops._elementwise_support.tanh
+    def tan(self) -> Tensor: ...  # fw_core.ops._elementwise_support.tan
+    def tanh(self) -> Tensor: ...  # fw_core.ops._elementwise_support.tanh
+    def tanh_(self) -> Tensor: ...  # tanh_, made from fw_core.ops._elementwise_support.tanh
     def tile(self, *dims: Any) -> Tensor: ...  # fw_core.ops.shape.tile
     def to(self, *args: Any, **kwargs: Any) -> Tensor: ...  # fw_core.tensor.Tensor.to
     def tolist(self) -> Any: ...  # fw_core.tensor.Tensor.tolist
@@ -348,8 +348,8 @@ class Tensor:
     def tril_(self, diagonal: int = 0) -> Tensor: ...  # tril_, made from fw_core.ops.rearrange.tril
     def triu(self, diagonal: int = 0) -> Tensor: ...  # fw_core.ops.rearrange.triu
     def triu_(self, diagonal: int = 0) -> Tensor: ...  # triu_, made from fw_core.ops.rearrange.triu
-    def true_divide(self, b: Any) -> Any: ...  # fw_core.ops._elementwise_support.div
-    def trunc(self) -> Any: ...  # fw_core.ops._elementwise_support.trunc
+    def true_divide(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.div
+    def trunc(self) -> Tensor: ...  # fw_core.ops._elementwise_support.trunc
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any: ...  # fw_core.ops.conversions.tensor_type
     def unbind(self, dim: int = 0) -> tuple: ...  # fw_core.ops.shape.unbind
     def unflatten(self, dim: int, sizes: Any) -> Tensor: ...  # fw_core.ops.shape.unflatten
@@ -358,7 +358,7 @@ class Tensor:
     def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None) -> Any: ...  # fw_core.ops.unique.unique
     def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None) -> Any: ...  # fw_core.ops.unique.unique_consecutive
     def unsqueeze(self, dim: int) -> Tensor: ...  # fw_core.ops.shape.unsqueeze
-    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None, axis: Any = None, keepdims: Any = None) -> Any: ...  # fw_core.ops.reduction.var
+    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: Any = None, axis: Any = None, keepdims: Any = None) -> Tensor: ...  # fw_core.ops.reduction.var
     def view(self, *shape: Any) -> Tensor: ...  # fw_core.ops.shape.view
     def view_as(self, other: Tensor) -> Tensor: ...  # fw_core.ops.shape.view_as
     def where(self, condition: Tensor, other: Any) -> Tensor: ...  # fw_core.ops.elementwise.where_method

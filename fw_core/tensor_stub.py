@@ -45,7 +45,8 @@ def _member(name: str, value) -> list[str] | None:
             name in _slots():
         return None
     if isinstance(value, property):
-        return ["    @property", f"    def {name}(self) -> Any: ...{_where(value.fget)}"]
+        returns = _annotation(inspect.signature(value.fget).return_annotation)
+        return ["    @property", f"    def {name}(self) -> {returns}: ...{_where(value.fget)}"]
     if isinstance(value, staticmethod):
         return ["    @staticmethod", f"    def {name}{_signature(value.__func__, drop=0)}: ..."
                 f"{_where(value.__func__)}"]

@@ -8,6 +8,7 @@ and :mod:`.bitwise` declare their ops with them.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from .. import dtypes as _dt
 from ..records import Structure, TensorSpec
@@ -16,6 +17,9 @@ from .broadcast import sum_to
 from .dispatch import apply_binary, apply_unary
 from .meta import broadcast_shapes, promote
 from .registry import define_op
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def _unary_meta(float_result=False, result=None):
@@ -73,7 +77,7 @@ def _binary_op(name, doc, vjp, anchor, saves=("inputs",), float_result=False,
 
 
 def _unary_fn(op):
-    def fn(x):
+    def fn(x: Tensor) -> Tensor:
         return apply_unary(op, x)
 
     fn.__name__ = fn.__qualname__ = op.name
@@ -82,7 +86,7 @@ def _unary_fn(op):
 
 
 def _binary_fn(op):
-    def fn(a, b):
+    def fn(a: Tensor | float, b: Tensor | float) -> Tensor:
         return apply_binary(op, a, b)
 
     fn.__name__ = fn.__qualname__ = op.name

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __all__ = ["bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
            "bitwise_right_shift", "bitwise_xor"]
 
@@ -12,6 +14,9 @@ from ._elementwise_support import _FLAT, _nary_meta, _unary_meta
 from .dispatch import apply_binary, apply_unary
 from .meta import promote, spec_of
 from .registry import define_op
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def _integral(op_name: str, bools: bool):
@@ -66,7 +71,7 @@ BITWISE_RIGHT_SHIFT, _right_check = _bitwise_op(
 
 
 def _bitwise_fn(op, check):
-    def fn(a, b):
+    def fn(a, b) -> Tensor:
         check(a, b)
         return apply_binary(op, a, b)
 
@@ -82,7 +87,7 @@ bitwise_and, bitwise_or, bitwise_xor, bitwise_left_shift, bitwise_right_shift = 
         (BITWISE_LEFT_SHIFT, _left_check), (BITWISE_RIGHT_SHIFT, _right_check)))
 
 
-def bitwise_not(x):
+def bitwise_not(x) -> Tensor:
     """~x: every bit of an integer tensor flipped; a bool tensor negated. DTypeError for
     floating point.
 

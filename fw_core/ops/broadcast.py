@@ -5,11 +5,16 @@ from __future__ import annotations
 
 __all__ = ["broadcast_to", "sum_to"]
 
+from typing import TYPE_CHECKING
+
 from ..records import Reduction, Structure, SumBatching, TensorSpec
 from . import anchors
 from .dispatch import apply
 from .meta import broadcast_shapes
 from .registry import define_op
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def _broadcast_meta(x, shape):
@@ -71,7 +76,7 @@ SUM_TO = define_op(
 )
 
 
-def broadcast_to(x, shape) -> object:
+def broadcast_to(x, shape) -> Tensor:
     """View ``x`` with its size-1 dimensions repeated to ``shape`` (no copy)."""
     shape = tuple(shape)
     if x._data.shape == shape:

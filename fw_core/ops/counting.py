@@ -9,6 +9,8 @@ Where PyTorch reads the data to size the result (``bincount``'s length, ``histc`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __all__ = ["bincount", "histc"]
 
 from .. import dtypes as _dt
@@ -18,6 +20,9 @@ from . import anchors
 from .dispatch import apply
 from .meta import argument_error, located
 from .registry import define_op
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 _COUNTS = anchors.flat("counts are piecewise constant in the values: no gradient flows")
 
@@ -47,7 +52,7 @@ BINCOUNT = define_op(
     meta=_bincount_meta, vjp=None, structure=Structure.REDUCTION, anchor=_COUNTS)
 
 
-def histc(input, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002 - torch's
+def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002 - torch's
     """A histogram of ``input``'s elements in ``bins`` equal-width bins over ``[min, max]``;
     ``min == max`` (the default) takes the data's range (widened by 1 each way if that is one
     value). Elements outside the range and NaN are ignored. Floating-point input only; the
@@ -79,7 +84,7 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002
     return apply(HISTC, (input,), {"bins": bins, "min": low, "max": high})
 
 
-def bincount(input, weights=None, minlength: int = 0):
+def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     """How often each value ``0 .. max(input)`` occurs in the 1-d non-negative integer tensor
     ``input`` (at least ``minlength`` counts), as int64; with ``weights`` (one per element),
     the sum of their weights instead, in their floating dtype (float64 for integer weights),

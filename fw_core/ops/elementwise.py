@@ -429,21 +429,21 @@ def _scaled(b, alpha):
     return b if alpha == 1 else mul(b, alpha) if hasattr(b, "_data") else b * alpha
 
 
-def add(a, b, *, alpha=1):
+def add(a, b, *, alpha=1) -> Tensor:
     """a + alpha * b. Broadcasts; Python scalars keep the tensor's dtype.
 
     Contract: ``fw.ops.get('add')``."""
     return _add(a, _scaled(b, alpha))
 
 
-def sub(a, b, *, alpha=1):
+def sub(a, b, *, alpha=1) -> Tensor:
     """a - alpha * b. Broadcasts; Python scalars keep the tensor's dtype.
 
     Contract: ``fw.ops.get('sub')``."""
     return _sub(a, _scaled(b, alpha))
 
 
-def div(a, b, *, rounding_mode: str | None = None):
+def div(a, b, *, rounding_mode: str | None = None) -> Tensor:
     """a / b: true division (integers give float32), or with ``rounding_mode`` the quotient
     rounded toward zero (``"trunc"``) or down (``"floor"``, Python's //), in the operands'
     promoted dtype; a rounded quotient has no gradient, as in PyTorch.
@@ -465,17 +465,17 @@ def div(a, b, *, rounding_mode: str | None = None):
 eq, ne, lt, le, gt, ge, logical_and, logical_or = map(_binary_fn, (
     EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR))
 
-def leaky_relu(x, negative_slope: float = 0.01):
+def leaky_relu(x, negative_slope: float = 0.01) -> Tensor:
     """x for x > 0, ``negative_slope * x`` otherwise."""
     return apply(LEAKY_RELU, (x,), {"negative_slope": float(negative_slope)})
 
 
-def elu(x, alpha: float = 1.0):
+def elu(x, alpha: float = 1.0) -> Tensor:
     """x for x > 0, ``alpha * (e^x - 1)`` otherwise."""
     return apply(ELU, (x,), {"alpha": float(alpha)})
 
 
-def gelu(x, approximate: str = "none"):
+def gelu(x, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate="tanh"`` for the tanh form."""
     if approximate not in ("none", "tanh"):
         raise argument_error("gelu", f"approximate must be 'none' or 'tanh', got "
@@ -484,7 +484,7 @@ def gelu(x, approximate: str = "none"):
     return apply(GELU, (x,), {"approximate": approximate})
 
 
-def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+def softplus(x, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold``."""
     return apply(SOFTPLUS, (x,), {"beta": float(beta), "threshold": float(threshold)})
 
@@ -498,12 +498,12 @@ def polygamma(n: int, x):
     return apply(POLYGAMMA, (x,), {"n": n})
 
 
-def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0):
+def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """x clipped to ``[min_val, max_val]``."""
     return apply(HARDTANH, (x,), {"min_val": float(min_val), "max_val": float(max_val)})
 
 
-def clamp(x, min: float | None = None, max: float | None = None):  # noqa: A002 - torch's names
+def clamp(x, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002 - torch's names
     """x limited to ``[min, max]``; either bound may be None."""
     if min is None and max is None:
         raise argument_error("clamp", "at least one of 'min' or 'max' must not be None",

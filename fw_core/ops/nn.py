@@ -13,6 +13,8 @@ and embedding INJECTIVE (each output element is one weight element, moved).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __all__ = ["dropout", "embedding", "log_softmax", "softmax"]
 
 
@@ -32,6 +34,9 @@ from .dispatch import apply, explain_failure
 from .elementwise import exp, where
 from .meta import argument_error, describe, located, normalize_dim, require_floating
 from .registry import define_op
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def meta_error(op, inputs, attrs) -> FwError:
@@ -104,7 +109,7 @@ def _softmax_call(op, x, dim, dtype):
         raise located(err, op.name, (x,), dim=dim) from None
 
 
-def softmax(x, dim: int, dtype=None):
+def softmax(x, dim: int, dtype=None) -> Tensor:
     """``exp(x) / exp(x).sum(dim)``: probabilities along ``dim`` (stable for large logits).
 
     Args:
@@ -118,7 +123,7 @@ def softmax(x, dim: int, dtype=None):
     return _softmax_call(SOFTMAX, x, dim, dtype)
 
 
-def log_softmax(x, dim: int, dtype=None):
+def log_softmax(x, dim: int, dtype=None) -> Tensor:
     """``x - logsumexp(x, dim)``: log-probabilities along ``dim``; use it, not log(softmax(x)).
 
     >>> fw.log_softmax(fw.tensor([0.0, 0.0]), dim=0)

@@ -305,7 +305,7 @@ UNREDUCE = define_op(
 
 
 # -- the public functions -------------------------------------------------------------------------
-def sum(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
+def sum(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """Sum of the elements of ``x`` over ``dim`` (every dimension when None).
 
     Integers and bools are summed in int64; ``dtype`` converts ``x`` first.
@@ -319,7 +319,7 @@ def sum(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=N
     return apply(SUM, (x,), {"dim": axes, "keepdim": bool(keepdim)})
 
 
-def mean(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):
+def mean(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
     """Mean of the elements of ``x`` over ``dim``; NaN over zero elements.
 
     Raises DTypeError for integer input unless ``dtype`` asks for a floating-point one.
@@ -335,7 +335,7 @@ def mean(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=
     return apply(MEAN, (x,), attrs)
 
 
-def prod(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):
+def prod(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
     """Product of the elements of ``x`` over ``dim``; integers and bools multiply in int64.
 
     Its gradient is exact when elements are 0 (the product of the others, not out / x).
@@ -348,7 +348,7 @@ def prod(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=
     return apply(PROD, (x,), {"dim": axes, "keepdim": bool(keepdim)})
 
 
-def amax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+def amax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """Largest elements of ``x`` over ``dim`` (one dim or several); ties share the gradient.
 
     Raises ShapeError when a reduced dimension is empty.
@@ -358,7 +358,7 @@ def amax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     return apply(AMAX, (x,), {"dim": _dims(x, dim, AMAX), "keepdim": bool(keepdim)})
 
 
-def amin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+def amin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """Smallest elements of ``x`` over ``dim`` (one dim or several); ties share the gradient."""
     if axis is not None or keepdims is not None:
         dim, keepdim = numpy_names(AMIN, dim, keepdim, axis, keepdims)
@@ -398,14 +398,14 @@ def _values_indices(values_op, index_op, x, dim, keepdim):
     return ValuesIndices(apply(values_op, (x,), attrs), apply(index_op, (x,), attrs))
 
 
-def argmax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+def argmax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """Index (int64) of the largest element along ``dim``, or in the flattened tensor."""
     if axis is not None or keepdims is not None:
         dim, keepdim = numpy_names(ARGMAX, dim, keepdim, axis, keepdims)
     return apply(ARGMAX, (x,), {"dim": _one_dim(x, dim, ARGMAX), "keepdim": bool(keepdim)})
 
 
-def argmin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+def argmin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """Index (int64) of the smallest element along ``dim``, or in the flattened tensor."""
     if axis is not None or keepdims is not None:
         dim, keepdim = numpy_names(ARGMIN, dim, keepdim, axis, keepdims)
@@ -429,7 +429,7 @@ def _spread(op, x, dim, unbiased, keepdim, correction):
 
 
 def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
-        axis=None, keepdims=None):
+        axis=None, keepdims=None) -> Tensor:
     """Variance over ``dim``: ``sum((x - mean)^2) / (n - correction)``.
 
     ``correction`` defaults to 1 (Bessel's correction); ``unbiased=False`` is PyTorch's older
@@ -442,7 +442,7 @@ def var(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, cor
 
 
 def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, correction=None,
-        axis=None, keepdims=None):
+        axis=None, keepdims=None) -> Tensor:
     """Standard deviation over ``dim``: ``sqrt(var(x, dim, correction=...))`` (see :func:`var`).
 
     At a constant input its gradient is undefined; 0 is returned there, as PyTorch does.
@@ -452,7 +452,7 @@ def std(x, dim=None, unbiased: bool | None = None, keepdim: bool = False, *, cor
     return _spread(STD, x, dim, unbiased, keepdim, correction)
 
 
-def logsumexp(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+def logsumexp(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, without overflow; its gradient is ``softmax(x)``.
 
     Integer input gives float32. ``fw.logsumexp(fw.tensor([1000., 1000.]), 0)`` is
@@ -463,7 +463,7 @@ def logsumexp(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     return apply(LOGSUMEXP, (x,), {"dim": _dims(x, dim, LOGSUMEXP), "keepdim": bool(keepdim)})
 
 
-def norm(x, p=2, dim=None, keepdim: bool = False, dtype=None):
+def norm(x, p=2, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """The vector p-norm of ``x`` over ``dim`` (all of it when None).
 
     ``p`` is a number, ``inf``/``-inf`` (max/min of |x|), 0 (count of non-zeros) or ``"fro"``
@@ -497,21 +497,21 @@ def _named_norm(p, dim, x) -> float:
                                 hint="use a number, inf, -inf or 'fro'"), None, (x,))
 
 
-def all(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
+def all(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """True where every element over ``dim`` is non-zero (bool; uint8 stays uint8)."""
     if axis is not None or keepdims is not None:
         dim, keepdim = numpy_names(ALL, dim, keepdim, axis, keepdims)
     return apply(ALL, (x,), {"dim": _dims(x, dim, ALL), "keepdim": bool(keepdim)})
 
 
-def any(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001 - PyTorch's name
+def any(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001 - PyTorch's name
     """True where some element over ``dim`` is non-zero (bool; uint8 stays uint8)."""
     if axis is not None or keepdims is not None:
         dim, keepdim = numpy_names(ANY, dim, keepdim, axis, keepdims)
     return apply(ANY, (x,), {"dim": _dims(x, dim, ANY), "keepdim": bool(keepdim)})
 
 
-def cumsum(x, dim: int, *, dtype=None):
+def cumsum(x, dim: int, *, dtype=None) -> Tensor:
     """Running sums of ``x`` along ``dim``: ``out[..., i] = x[..., 0] + ... + x[..., i]``.
 
     Integers and bools are summed in int64; ``dtype`` converts ``x`` first.

@@ -331,7 +331,7 @@ def _random_span(dtype) -> int:
     return int(np.iinfo(dtype.numpy).max) + 1
 
 
-def new_empty(x: Tensor, *size, dtype=None, device=None, requires_grad: bool = False):
+def new_empty(x: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor of ``size`` with ``x``'s dtype and device (unless given)."""
     from .creation import empty
 
@@ -339,11 +339,11 @@ def new_empty(x: Tensor, *size, dtype=None, device=None, requires_grad: bool = F
                  x.device, requires_grad=requires_grad)
 
 
-def _multinomial_method(x, num_samples, replacement=False, *, generator=None):
+def _multinomial_method(x, num_samples, replacement=False, *, generator=None) -> Tensor:
     return multinomial(x, num_samples, replacement, generator=generator)
 
 
-def _bernoulli_method(x, p=None, *, generator=None):
+def _bernoulli_method(x, p=None, *, generator=None) -> Tensor:
     return bernoulli(x, p, generator=generator)
 
 

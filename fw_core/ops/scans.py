@@ -13,6 +13,8 @@ values, both as PyTorch computes them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __all__ = ["cummax", "cummin", "cumprod", "logcumsumexp"]
 
 import numpy as np
@@ -29,6 +31,9 @@ from .indexing import gather
 from .meta import located, normalize_dim, require_floating
 from .reduction import CUMSUM, ValuesIndices, cumsum
 from .registry import define_op
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
 
 
 def _index_meta(x, dim):
@@ -140,7 +145,7 @@ LOGCUMSUMEXP = define_op(
     saves=("inputs", "out"))
 
 
-def cumprod(input, dim: int, *, dtype=None):
+def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Running products of ``input`` along ``dim``: ``out[..., i] = x[..., 0] * ... *
     x[..., i]``. Integers and bools multiply in int64; ``dtype`` converts ``input`` first.
     The gradient is exact where the input holds zeros, as PyTorch's."""
@@ -153,7 +158,7 @@ def cumprod(input, dim: int, *, dtype=None):
     return apply(CUMPROD, (input,), {"dim": axis})
 
 
-def logcumsumexp(input, dim: int):
+def logcumsumexp(input, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow: ``logcumsumexp([0., 100.], 0)`` is
     ``[0., 100.]``. Floating-point input only (DTypeError otherwise, as PyTorch refuses)."""
     try:

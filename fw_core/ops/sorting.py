@@ -13,6 +13,8 @@ gathered, so each gets its gradient from the element it names, as in PyTorch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "sort", "topk"]
 
 import math
@@ -31,6 +33,9 @@ from .reduction import sum as _sum
 from .registry import define_op
 from .shape import narrow, reshape, squeeze, unsqueeze
 
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
 
 def _argsort_meta(x, dim, descending):
     return TensorSpec(tuple(x.shape), _dt.int64)
@@ -45,7 +50,7 @@ ARGSORT = define_op(
                         "through the indices (sort's values get theirs through gather)"))
 
 
-def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
+def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The int64 indices that sort ``input`` along ``dim``; always stable (``stable`` is
     accepted for PyTorch's signature)."""
     axis = normalize_dim(dim, input.ndim, "argsort")
@@ -60,7 +65,7 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     return ValuesIndices(gather(input, dim, indices), indices)
 
 
-def msort(input):
+def msort(input) -> Tensor:
     """``input`` sorted along its first dimension (the values of ``sort(input, 0)``)."""
     return sort(input, 0).values
 

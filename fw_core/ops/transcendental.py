@@ -106,7 +106,7 @@ tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh = map(_unary_fn, (
 log2, log10, exp2, trunc = map(_unary_fn, (LOG2, LOG10, EXP2, TRUNC))
 
 
-def frac(x):
+def frac(x) -> Tensor:
     """x - trunc(x): the fractional part, with x's sign; DTypeError for integer input, as in
     PyTorch (whose integers have none).
 
@@ -188,7 +188,7 @@ NAN_TO_NUM = _unary_op(
 fmod, copysign = map(_binary_fn, (FMOD, COPYSIGN))
 
 
-def atan2(input, other):
+def atan2(input, other) -> Tensor:
     """``atan(input / other)`` with the quadrant taken from both signs: the angle of the point
     (other, input), in [-pi, pi], elementwise (broadcast). Integers give float32, as in PyTorch.
 
@@ -199,7 +199,7 @@ def atan2(input, other):
 arctan2 = atan2  # PyTorch's NumPy-style alias
 
 
-def hypot(input, other):
+def hypot(input, other) -> Tensor:
     """``sqrt(input^2 + other^2)``, elementwise (broadcast), exact where the squares would
     overflow. Floating point only: DTypeError for integers, which PyTorch refuses too.
 
@@ -213,7 +213,7 @@ def hypot(input, other):
 
 
 def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None):
+               neginf: float | None = None) -> Tensor:
     """``input`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``; the
     infinities default to the dtype's largest and lowest finite values, as in PyTorch.
     Integers and bools come back unchanged (a copy).
@@ -225,7 +225,7 @@ def nan_to_num(input, nan: float = 0.0, posinf: float | None = None,
     return apply(NAN_TO_NUM, (input,), attrs)
 
 
-def sgn(input):
+def sgn(input) -> Tensor:
     """The sign of each element (-1, 0 or 1; NaN stays NaN): PyTorch's ``sgn``, which for
     real tensors is ``sign``."""
     return sign(input)

@@ -24,3 +24,14 @@ def test_every_method_names_a_module_level_definition():
 def test_help_finds_the_op_behind_a_method():
     assert fw.Tensor.sum.__module__ == "fw_core.ops.reduction"
     assert fw.Tensor.add_.__doc__ == fw.add.__doc__ and fw.Tensor.add_.__name__ == "add_"
+
+
+def test_methods_that_return_a_tensor_say_so():
+    stub = tensor_stub.render()
+    methods = [line.strip() for line in stub.splitlines() if line.startswith("    def ")]
+    for name in ("exp", "sum", "mean", "softmax", "__add__", "__and__", "add_", "T", "data"):
+        line = next(m for m in methods if m.startswith(f"def {name}("))
+        assert "-> Tensor:" in line, line
+    assert "def shape(self) -> tuple[int, ...]" in stub  # a property's own annotation
+    untyped = [m for m in methods if "-> Any:" in m]
+    assert len(untyped) < 40, untyped  # tuples, unions and host values (sort, max, item...)
