@@ -6,10 +6,8 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_number,
     implementation_flags,
-    run_update,
     step_state,
     zeros_state,
 )
@@ -40,6 +38,8 @@ class Adadelta(Optimizer):
     >>> opt = fw.optim.Adadelta(model.parameters())
     """
 
+    update_op, update_state = "adadelta_update", ("square_avg", "acc_delta")
+
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,
@@ -61,15 +61,8 @@ class Adadelta(Optimizer):
         state["square_avg"] = zeros_state(p)
         state["acc_delta"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
-        rho = group["rho"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        maximize = group["maximize"]
-        attrs = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
-                 "maximize": maximize}
-        for p, g, state in self._with_grad(group):
-            advance(state["step"])
-            run_update("adadelta_update", p,
-                       (p._data, g, state["square_avg"]._data, state["acc_delta"]._data), attrs)
+    def _scalars(self, group):
+        return {key: group[key] for key in ("lr", "rho", "eps", "weight_decay", "maximize")}
+
+    def _step_scalars(self, step, state, group):
+        return {}

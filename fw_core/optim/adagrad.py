@@ -6,10 +6,8 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_number,
     implementation_flags,
-    run_update,
     step_state,
     zeros_state,
 )
@@ -41,6 +39,8 @@ class Adagrad(Optimizer):
     constructor's value for every group).
     """
 
+    update_op, update_state = "adagrad_update", ("sum",)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
@@ -66,14 +66,5 @@ class Adagrad(Optimizer):
                      hint="the accumulator starts at a value >= 0, usually 0")
         check_number(self, group, "eps", hint="eps is a small positive number, e.g. 1e-10")
 
-    def _update(self, group):
-        lr = group["lr"]
-        lr_decay = group["lr_decay"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        maximize = group["maximize"]
-        for p, g, state in self._with_grad(group):
-            step = advance(state["step"])
-            run_update("adagrad_update", p, (p._data, g, state["sum"]._data),
-                       {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
-                        "maximize": maximize, "step": step})
+    def _scalars(self, group):
+        return {key: group[key] for key in ("lr", "lr_decay", "eps", "weight_decay", "maximize")}

@@ -7,10 +7,9 @@ from typing import Any
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_moment_options,
     implementation_flags,
-    run_update,
+    moment_scalars,
     step_state,
     zeros_state,
 )
@@ -50,6 +49,8 @@ class Adam(Optimizer):
     >>> opt = fw.optim.Adam(model.parameters(), lr=1e-3)
     """
 
+    update_op = "adam_update"
+
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
@@ -73,22 +74,11 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
-        beta1, beta2 = group["betas"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        amsgrad = group["amsgrad"]
-        maximize = group["maximize"]
-        decoupled = group["decoupled_weight_decay"]
-        for p, g, state in self._with_grad(group):
-            step = advance(state["step"])
-            max_sq = state["max_exp_avg_sq"]._data if amsgrad else None
-            run_update("adam_update", p, (p._data, g, state["exp_avg"]._data,
-                                          state["exp_avg_sq"]._data, max_sq),
-                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
-                        "weight_decay": weight_decay, "decoupled": decoupled,
-                        "maximize": maximize, "step": step})
+    def _state_keys(self, group):
+        return ("exp_avg", "exp_avg_sq", "max_exp_avg_sq" if group["amsgrad"] else None)
+
+    def _scalars(self, group):
+        return moment_scalars(group)
 
 
 class AdamW(Adam):

@@ -6,10 +6,9 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_moment_options,
     implementation_flags,
-    run_update,
+    moment_scalars,
     step_state,
     zeros_state,
 )
@@ -41,6 +40,8 @@ class Adamax(Optimizer):
     >>> opt = fw.optim.Adamax(model.parameters(), lr=2e-3)
     """
 
+    update_op, update_state = "adamax_update", ("exp_avg", "exp_inf")
+
     def __init__(self, params: Iterable, lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
@@ -59,15 +60,5 @@ class Adamax(Optimizer):
         state["exp_avg"] = zeros_state(p)
         state["exp_inf"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
-        beta1, beta2 = group["betas"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        maximize = group["maximize"]
-        for p, g, state in self._with_grad(group):
-            step = advance(state["step"])
-            run_update("adamax_update", p,
-                       (p._data, g, state["exp_avg"]._data, state["exp_inf"]._data),
-                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
-                        "weight_decay": weight_decay, "maximize": maximize, "step": step})
+    def _scalars(self, group):
+        return moment_scalars(group, decoupled=False)

@@ -7,10 +7,8 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_number,
     implementation_flags,
-    run_update,
     step_state,
     zeros_state,
 )
@@ -51,6 +49,8 @@ class ASGD(Optimizer):
 
     _scalar_state = ("step", "eta", "mu")
 
+    update_op, update_state = "asgd_update", ("ax",)
+
     def __init__(self, params: Iterable, lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0,
                  foreach: bool | None = None, maximize: bool = False,
@@ -72,18 +72,14 @@ class ASGD(Optimizer):
         state["mu"] = step_state(1.0)
         state["ax"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
-        lambd = group["lambd"]
-        alpha = group["alpha"]
-        t0 = group["t0"]
-        weight_decay = group["weight_decay"]
-        maximize = group["maximize"]
-        for p, g, state in self._with_grad(group):
-            step = advance(state["step"])
-            eta, mu = state["eta"]._data, state["mu"]._data  # host schedules, advanced here
-            run_update("asgd_update", p, (p._data, g, state["ax"]._data),
-                       {"lambd": lambd, "eta": float(eta), "mu": float(mu),
-                        "weight_decay": weight_decay, "maximize": maximize})
-            eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
-            mu[...] = 1 / max(1, step - t0)
+    def _scalars(self, group):
+        return {key: group[key] for key in ("lambd", "weight_decay", "maximize")}
+
+    def _step_scalars(self, step, state, group):
+        # eta and mu are host schedules: this step uses their values, then they advance
+        eta, mu = state["eta"]._data, state["mu"]._data
+        scalars = {"eta": float(eta), "mu": float(mu)}
+        lr, lambd = group["lr"], group["lambd"]
+        eta[...] = lr / ((1 + lambd * lr * step) ** group["alpha"])
+        mu[...] = 1 / max(1, step - group["t0"])
+        return scalars

@@ -6,11 +6,10 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_moment_options,
     check_number,
     implementation_flags,
-    run_update,
+    moment_scalars,
     step_state,
     zeros_state,
 )
@@ -52,6 +51,8 @@ class NAdam(Optimizer):
 
     _scalar_state = ("step", "mu_product")
 
+    update_op, update_state = "nadam_update", ("exp_avg", "exp_avg_sq")
+
     def __init__(self, params: Iterable, lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum_decay: float = 4e-3,
@@ -74,27 +75,19 @@ class NAdam(Optimizer):
         state["exp_avg"] = zeros_state(p)
         state["exp_avg_sq"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
+    def _scalars(self, group):
+        return moment_scalars(group)
+
+    def _step_scalars(self, step, state, group):
+        # the momentum schedule is host arithmetic on the step; the kernel gets coefficients
+        lr, momentum_decay = group["lr"], group["momentum_decay"]
         beta1, beta2 = group["betas"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        momentum_decay = group["momentum_decay"]
-        decoupled = group["decoupled_weight_decay"]
-        maximize = group["maximize"]
-        for p, g, state in self._with_grad(group):
-            step = advance(state["step"])
-            # the momentum schedule is host arithmetic on the step; the kernel gets coefficients
-            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-            product = state["mu_product"]._data
-            product *= mu
-            mu_product = float(product)
-            mu_product_next = mu_product * mu_next
-            run_update("nadam_update", p,
-                       (p._data, g, state["exp_avg"]._data, state["exp_avg_sq"]._data),
-                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
-                        "weight_decay": weight_decay, "decoupled": decoupled,
-                        "maximize": maximize, "bias_correction2": 1 - beta2 ** step,
-                        "grad_coef": -lr * (1.0 - mu) / (1.0 - mu_product),
-                        "avg_coef": (-lr * mu_next) / (1.0 - mu_product_next)})
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        product = state["mu_product"]._data
+        product *= mu
+        mu_product = float(product)
+        mu_product_next = mu_product * mu_next
+        return {"bias_correction2": 1 - beta2 ** step,
+                "grad_coef": -lr * (1.0 - mu) / (1.0 - mu_product),
+                "avg_coef": (-lr * mu_next) / (1.0 - mu_product_next)}

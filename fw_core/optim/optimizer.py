@@ -1,7 +1,9 @@
 """Optimizer: the base every optimizer shares (parameter groups, state, state dicts).
 
-A subclass declares its hyperparameters (``defaults``), checks them (``_check``) and updates
-one parameter group (``_update``); this class does the rest. Updates write the parameters'
+A subclass declares its hyperparameters (``defaults``), checks them (``_check``), makes each
+parameter's state (``_init_state``) and names its update op with the state and scalars it takes
+(``update_op``, ``update_state``, ``_scalars``, ``_step_scalars``), or writes ``_update`` whole
+(SGD, whose buffer appears at its first step); this class does the rest. Updates write the parameters'
 raw arrays in place with ufuncs (``out=``), so a parameter keeps its identity, its storage and
 every reference to it, and each element is read and written as few times as possible. The
 state (``exp_avg``, ``momentum_buffer``, ...) is held in fw tensors, so ``state_dict()`` holds
@@ -61,6 +63,10 @@ class Optimizer:
     # state entries that are scalars kept as float32 CPU tensors (see step_state), restored as
     # such by load_state_dict
     _scalar_state: tuple[str, ...] = ("step",)
+    #: the update op (fw_core.ops.optim) the default :meth:`_update` runs per parameter, and
+    #: the state keys it takes after the parameter and gradient, in order
+    update_op: str = ""
+    update_state: tuple[str, ...] = ()
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]):
         name = type(self).__name__
@@ -94,9 +100,30 @@ class Optimizer:
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict) -> None:
         """Fill the empty ``state`` of parameter ``p`` before its first update."""
 
+    def _scalars(self, group: dict[str, Any]) -> dict[str, Any]:
+        """The attributes of :attr:`update_op` that every parameter of ``group`` shares."""
+        raise NotImplementedError(f"{type(self).__name__} declares no update op scalars")
+
+    def _state_keys(self, group: dict[str, Any]) -> tuple[str | None, ...]:
+        """The state keys :attr:`update_op` takes for ``group``; None where this group keeps
+        no such state (``max_exp_avg_sq`` without amsgrad). By default :attr:`update_state`."""
+        return self.update_state
+
+    def _step_scalars(self, step: float, state: dict, group: dict[str, Any]) -> dict[str, Any]:
+        """The attributes of :attr:`update_op` that move with parameter's step counter (just
+        advanced to ``step``); by default the step itself."""
+        return {"step": step}
+
     def _update(self, group: dict[str, Any]) -> None:
-        """Update the parameters of one group that have a gradient (grad mode is off)."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement _update")
+        """Update the parameters of one group that have a gradient (grad mode is off): by
+        default, advance each one's step counter and run :attr:`update_op` on it."""
+        scalars = self._scalars(group)
+        keys = self._state_keys(group)
+        for p, g, state in self._with_grad(group):
+            step = advance(state["step"])
+            arrays = (p._data, g, *(None if k is None else state[k]._data for k in keys))
+            run_update(self.update_op, p, arrays,
+                       {**scalars, **self._step_scalars(step, state, group)})
 
     # -- the public API -------------------------------------------------------------------------
     def step(self, closure: Callable[[], Any] | None = None):
@@ -489,6 +516,18 @@ def check_betas(optimizer, group: dict) -> None:
     check_pair(optimizer, group, "betas", 0.0, 1.0, "(0.9, 0.999)",
                "each beta is in [0, 1), e.g. betas=(0.9, 0.999); 1 would never forget the first "
                "gradient")
+
+
+def moment_scalars(group: dict, decoupled: bool = True) -> dict[str, Any]:
+    """The update scalars of the Adam family (Adam, Adamax, NAdam, RAdam) from ``group``:
+    ``lr``, ``beta1``/``beta2`` (its ``betas``), ``eps``, ``weight_decay``, ``maximize`` and,
+    with ``decoupled``, whether the decay is decoupled (``decoupled_weight_decay``)."""
+    beta1, beta2 = group["betas"]
+    scalars = {"lr": group["lr"], "beta1": beta1, "beta2": beta2, "eps": group["eps"],
+               "weight_decay": group["weight_decay"], "maximize": group["maximize"]}
+    if decoupled:
+        scalars["decoupled"] = group["decoupled_weight_decay"]
+    return scalars
 
 
 def check_moment_options(optimizer, group: dict, typical_lr: str) -> None:

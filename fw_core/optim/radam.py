@@ -7,10 +7,9 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_moment_options,
     implementation_flags,
-    run_update,
+    moment_scalars,
     step_state,
     zeros_state,
 )
@@ -51,6 +50,8 @@ class RAdam(Optimizer):
     >>> opt = fw.optim.RAdam(model.parameters(), lr=1e-3)
     """
 
+    update_op, update_state = "radam_update", ("exp_avg", "exp_avg_sq")
+
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
@@ -69,17 +70,5 @@ class RAdam(Optimizer):
         state["exp_avg"] = zeros_state(p)
         state["exp_avg_sq"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
-        beta1, beta2 = group["betas"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        decoupled = group["decoupled_weight_decay"]
-        maximize = group["maximize"]
-        for p, g, state in self._with_grad(group):
-            step = advance(state["step"])
-            run_update("radam_update", p,
-                       (p._data, g, state["exp_avg"]._data, state["exp_avg_sq"]._data),
-                       {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
-                        "weight_decay": weight_decay, "decoupled": decoupled,
-                        "maximize": maximize, "step": step})
+    def _scalars(self, group):
+        return moment_scalars(group)

@@ -6,10 +6,8 @@ from collections.abc import Iterable
 
 from .optimizer import (
     Optimizer,
-    advance,
     check_number,
     implementation_flags,
-    run_update,
     step_state,
     zeros_state,
 )
@@ -44,6 +42,8 @@ class RMSprop(Optimizer):
     ``grad_avg`` (centered).
     """
 
+    update_op = "rmsprop_update"
+
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
                  centered: bool = False, capturable: bool = False, foreach: bool | None = None,
@@ -68,20 +68,13 @@ class RMSprop(Optimizer):
         if group["centered"]:
             state["grad_avg"] = zeros_state(p)
 
-    def _update(self, group):
-        lr = group["lr"]
-        alpha = group["alpha"]
-        eps = group["eps"]
-        weight_decay = group["weight_decay"]
-        momentum = group["momentum"]
-        centered = group["centered"]
-        maximize = group["maximize"]
-        attrs = {"lr": lr, "alpha": alpha, "eps": eps, "weight_decay": weight_decay,
-                 "momentum": momentum, "maximize": maximize}
-        for p, g, state in self._with_grad(group):
-            advance(state["step"])
-            grad_avg = state["grad_avg"]._data if centered else None
-            buf = state["momentum_buffer"]._data if momentum > 0 else None
-            run_update("rmsprop_update", p, (p._data, g, state["square_avg"]._data, grad_avg, buf),
-                       attrs)
+    def _state_keys(self, group):
+        return ("square_avg", "grad_avg" if group["centered"] else None,
+                "momentum_buffer" if group["momentum"] > 0 else None)
 
+    def _scalars(self, group):
+        return {key: group[key] for key in ("lr", "alpha", "eps", "weight_decay", "momentum",
+                                            "maximize")}
+
+    def _step_scalars(self, step, state, group):
+        return {}

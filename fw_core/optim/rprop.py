@@ -9,11 +9,9 @@ from ..ops.meta import describe
 from .optimizer import (
     ArgumentError,
     Optimizer,
-    advance,
     check_number,
     check_pair,
     implementation_flags,
-    run_update,
     step_state,
     zeros_state,
 )
@@ -45,6 +43,8 @@ class Rprop(Optimizer):
     >>> opt = fw.optim.Rprop(model.parameters(), lr=1e-2)   # full-batch training
     """
 
+    update_op, update_state = "rprop_update", ("prev", "step_size")
+
     def __init__(self, params: Iterable, lr: float = 1e-2,
                  etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
@@ -72,13 +72,11 @@ class Rprop(Optimizer):
         state["prev"] = zeros_state(p)
         state["step_size"] = zeros_state(p, group["lr"])
 
-    def _update(self, group):
+    def _scalars(self, group):
         eta_minus, eta_plus = group["etas"]
         low, high = group["step_sizes"]
-        maximize = group["maximize"]
-        attrs = {"eta_minus": eta_minus, "eta_plus": eta_plus, "step_size_min": low,
-                 "step_size_max": high, "maximize": maximize}
-        for p, g, state in self._with_grad(group):
-            advance(state["step"])
-            run_update("rprop_update", p,
-                       (p._data, g, state["prev"]._data, state["step_size"]._data), attrs)
+        return {"eta_minus": eta_minus, "eta_plus": eta_plus, "step_size_min": low,
+                "step_size_max": high, "maximize": group["maximize"]}
+
+    def _step_scalars(self, step, state, group):
+        return {}
