@@ -3,9 +3,9 @@
 A subclass declares its hyperparameters (``defaults``), checks them (``_check``), makes each
 parameter's state (``_init_state``) and names its update op with the state and scalars it takes
 (``update_op``, ``update_state``, ``_scalars``, ``_step_scalars``), or writes ``_update`` whole
-(SGD, whose buffer appears at its first step); this class does the rest. Updates write the parameters'
-raw arrays in place with ufuncs (``out=``), so a parameter keeps its identity, its storage and
-every reference to it, and each element is read and written as few times as possible. The
+(SGD, whose buffer appears at its first step); this class does the rest. Updates write the
+parameters' raw arrays in place (``out=``), so a parameter keeps its identity, its storage
+and every reference to it, and each element is read and written as few times as possible. The
 state (``exp_avg``, ``momentum_buffer``, ...) is held in fw tensors, so ``state_dict()`` holds
 tensors that ``fw.save`` can write.
 """
