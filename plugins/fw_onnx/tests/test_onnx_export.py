@@ -169,3 +169,15 @@ def test_an_op_without_an_onnx_form_is_refused_with_its_module(tmp_path):
     assert "head.act" in str(error.value) and "linear" in str(error.value)
     with pytest.raises(ExportError, match="opset 12"):
         fw_onnx.to_onnx(program, {}, opset=12)
+
+
+def test_the_command_lists_ops_and_describes_a_file(tmp_path, capsys):
+    from fw_onnx import cli
+
+    assert cli.main([]) == 0
+    listed = capsys.readouterr().out.split()
+    assert listed == fw_onnx.supported_ops() and "lstm_layer" in listed
+    fw_onnx.export(lambda x: fw.tanh(x) * 2, (_x(2, 3),), tmp_path / "t.onnx")
+    assert cli.main([str(tmp_path / "t.onnx")]) == 0
+    out = capsys.readouterr().out
+    assert "opset ai.onnx 18" in out and "  Tanh" in out.splitlines()
