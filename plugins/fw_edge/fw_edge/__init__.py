@@ -34,8 +34,10 @@ __all__ = ["EdgeError", "Program", "load", "supported_ops"]
 def load(path, providers: bool = True):
     """The program of the ``.fwm`` file at ``path``, ready to call (a :class:`Program`).
 
-    Reads and checks the file (checksum, format version, byte ranges, the tensors the program
-    names), dequantizes int8 weights, and imports the kernel modules its ops need.
+    Maps and checks the file (checksum, format version, byte ranges, the tensors the program
+    names), dequantizes int8 weights, and imports the kernel modules its ops need. The weights
+    stay in the mapped file (read-only arrays), so the file must not be rewritten in place
+    while the program is in use.
 
     Raises:
         EdgeError: the file is unreadable, damaged ("refused by its checksum"), of an unknown
@@ -45,8 +47,9 @@ def load(path, providers: bool = True):
     from . import fwm_file, program_spec, registry
     from .program import Program
 
-    tensors, program = fwm_file.read(path)
-    spec = program_spec.decode(program, tensors, path)
+    contents = fwm_file.read(path)
+    spec = program_spec.decode(contents.program, contents.tensors, path)
+    contents.drop_pages()
     ops = {node.op for node in spec.nodes}
     table = registry.kernels_for(ops, providers)
     for node in spec.nodes:

@@ -6,6 +6,11 @@ little-endian header length, a JSON header (per tensor its dtype, shape and byte
 metadata under ``__metadata__``), then the tensors' bytes. The checksum is the SHA-256 of the
 whole file with its own 64 hex digits written as ``0``. Every field is validated before it is
 used, so a damaged or crafted file raises :class:`EdgeError` and nothing else.
+
+The file is memory-mapped, not read: the tensors are read-only views of the mapping, so a
+model's weights take memory once (as the file's pages, which the OS may share and page out)
+rather than as file bytes plus arrays. The mapping lives as long as a tensor does; the file must
+not be rewritten in place meanwhile (replace it by writing a new file and renaming it).
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import mmap
+import os
 import re
 import struct
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +35,7 @@ FORMATS = ("1",)
 _PLACEHOLDER = b"0" * 64
 _HEX64 = re.compile("[0-9a-f]{64}")
 _MAX_RANK = 64
+_DROP = getattr(mmap, "MADV_DONTNEED", None)  # absent on Windows: the pages then stay resident
 
 DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
           "U16": np.dtype("<u2"), "I16": np.dtype("<i2"), "F16": np.dtype("<f2"),
@@ -34,9 +43,24 @@ DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1")
           "U64": np.dtype("<u8"), "I64": np.dtype("<i8"), "F64": np.dtype("<f8")}
 
 
-def read(path) -> tuple[dict[str, np.ndarray], dict]:
-    """The tensors (fresh, aligned, writable arrays) and the program (parsed JSON) of the
-    ``.fwm`` file at ``path``.
+class Contents(NamedTuple):
+    """A read ``.fwm`` file: its tensors (read-only arrays over the mapping), its program
+    (parsed JSON) and the mapping itself."""
+
+    tensors: dict[str, np.ndarray]
+    program: dict
+    mapping: mmap.mmap
+
+    def drop_pages(self) -> None:
+        """Let go of the file's resident pages, once the loader has what it needs: the checksum
+        touched every page, and int8 tensors are never read again once dequantized; the pages
+        of tensors a program uses come back from the OS's page cache when it reads them."""
+        if _DROP is not None:
+            self.mapping.madvise(_DROP)
+
+
+def read(path) -> Contents:
+    """The tensors and the program of the ``.fwm`` file at ``path``, memory-mapped.
 
     Raises:
         EdgeError: the file cannot be read, is not a complete safetensors file, is refused by
@@ -44,11 +68,14 @@ def read(path) -> tuple[dict[str, np.ndarray], dict]:
     """
     try:
         with open(path, "rb") as file:
-            data = file.read()
+            size = os.fstat(file.fileno()).st_size
+            if size < 8:  # (an empty file cannot be mapped)
+                raise _damaged(path, f"{size} bytes, shorter than a header")
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
         raise EdgeError(f"cannot read the program file {path}: {exc.strerror or exc}; check the "
                         "path and its permissions") from exc
-    return _parse(memoryview(data), path)
+    return Contents(*_parse(mapped, path), mapped)
 
 
 def _damaged(path, what: str) -> EdgeError:
@@ -56,10 +83,8 @@ def _damaged(path, what: str) -> EdgeError:
                      "damaged: export it again with fw.export")
 
 
-def _parse(data: memoryview, path) -> tuple[dict[str, np.ndarray], dict]:
+def _parse(data: mmap.mmap, path) -> tuple[dict[str, np.ndarray], dict]:
     size = len(data)
-    if size < 8:
-        raise _damaged(path, f"{size} bytes, shorter than a header")
     (length,) = struct.unpack("<Q", data[:8])
     if length < 2 or length > size - 8:
         raise _damaged(path, f"a header length of {length} bytes in a file of {size} bytes")
@@ -84,7 +109,7 @@ def _parse(data: memoryview, path) -> tuple[dict[str, np.ndarray], dict]:
     return _tensors(data, 8 + length, entries, header, path), program
 
 
-def _verify_checksum(data: memoryview, text: bytes, checksum, path) -> None:
+def _verify_checksum(data: mmap.mmap, text: bytes, checksum, path) -> None:
     """Refuse the file unless its one checksum field matches the SHA-256 of the file with the
     field's digits written as ``0``."""
     if checksum is None or not _HEX64.fullmatch(checksum):
@@ -94,9 +119,10 @@ def _verify_checksum(data: memoryview, text: bytes, checksum, path) -> None:
     if first < 0 or text.find(marker, first + 1) >= 0:
         raise _damaged(path, "its checksum field is malformed")
     at = 8 + first + len(marker)
-    digest = hashlib.sha256(data[:at])
+    view = memoryview(data)  # hashlib reads the mapping in place, without a copy
+    digest = hashlib.sha256(view[:at])
     digest.update(_PLACEHOLDER)
-    digest.update(data[at + 64:])
+    digest.update(view[at + 64:])
     if digest.hexdigest() != checksum:
         raise EdgeError(f"{path} is refused by its checksum: its content does not match the "
                         "checksum written when it was exported, so a bit of it changed since; "
@@ -119,12 +145,17 @@ def _layout(header: dict, available: int, path) -> list:
     return entries
 
 
-def _tensors(data: memoryview, start: int, entries: list, header: dict,
+def _tensors(data: mmap.mmap, start: int, entries: list, header: dict,
              path) -> dict[str, np.ndarray]:
-    """The tensors of ``entries`` as fresh arrays, in header order."""
+    """The tensors of ``entries`` as read-only arrays over the mapping, in header order (a
+    tensor whose bytes are not aligned for its dtype is copied, as BLAS wants aligned data)."""
     arrays = {}
     for (dtype, shape, begin, end), key in entries:
-        array = np.frombuffer(data[start + begin:start + end], dtype).reshape(shape).copy()
+        count = (end - begin) // dtype.itemsize
+        array = np.frombuffer(data, dtype, count, start + begin).reshape(shape)
+        if (start + begin) % dtype.alignment:
+            array = array.copy()
+            array.flags.writeable = False
         if dtype == np.bool_ and array.size and array.view(np.uint8).max() > 1:
             raise _damaged(path, f"bool tensor {key!r} holds bytes other than 0 and 1")
         arrays[key] = array

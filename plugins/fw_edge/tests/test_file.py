@@ -4,6 +4,7 @@ names, and int8 weights dequantized at load."""
 from __future__ import annotations
 
 import json
+import mmap
 import struct
 
 import numpy as np
@@ -118,3 +119,36 @@ def test_an_unknown_op_is_named_with_its_module(tmp_path):
 def test_an_unreadable_path(tmp_path):
     with pytest.raises(EdgeError, match="cannot read the program file"):
         fw_edge.load(tmp_path / "absent.fwm")
+
+
+def test_weights_are_read_only_views_of_the_mapped_file(tmp_path):
+    from fw_edge import fwm_file
+
+    b = _linear()
+    b.tensors["odd"] = np.arange(3, dtype=np.int8)  # puts the next tensor off 4-byte alignment
+    b.tensors["after"] = np.arange(3, dtype=np.float32)
+    contents = fwm_file.read(b.save(tmp_path / "m.fwm"))
+    weight, after = contents.tensors["fc.weight"], contents.tensors["after"]
+    owner = weight
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    assert isinstance(owner.obj, mmap.mmap) and not weight.flags.writeable
+    assert after.flags.aligned and not after.flags.writeable  # copied, being misaligned
+    np.testing.assert_array_equal(after, [0, 1, 2])
+    contents.drop_pages()  # the tensors still read the same after the pages are let go
+    np.testing.assert_array_equal(weight, np.arange(6, dtype=np.float32).reshape(2, 3) / 7)
+
+
+def test_a_flipped_bit_in_a_weight_of_a_mapped_file_is_refused(tmp_path):
+    path = _linear().save(tmp_path / "m.fwm")
+    data = bytearray(path.read_bytes())
+    data[-20] ^= 0x01  # inside fc.weight's bytes
+    path.write_bytes(bytes(data))
+    with pytest.raises(EdgeError, match="refused by its checksum"):
+        fw_edge.load(path)
+
+
+def test_an_empty_file_is_damaged(tmp_path):
+    (tmp_path / "empty.fwm").write_bytes(b"")
+    with pytest.raises(EdgeError, match="0 bytes, shorter than a header"):
+        fw_edge.load(tmp_path / "empty.fwm")

@@ -112,6 +112,16 @@ def test_attention(one, rng, mask):
         np.testing.assert_array_equal(out[0, :, 1], 0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bool"])
+def test_attention_with_a_one_dimensional_mask(one, rng, dtype):
+    q, k, v = f32(rng, 2, 3, 4, 8), f32(rng, 2, 3, 5, 8), f32(rng, 2, 3, 5, 6)
+    mask = f32(rng, 5) if dtype == "float32" else np.array([True, False, True, True, False])
+    out = one("scaled_dot_product_attention", [q, k, v, mask], [2, 3, 4, 6], scale=0.3,
+              is_causal=False, dropout_p=0.0, has_mask=True)
+    ref = _attention_ref(q, k, v, 0.3, *((None, mask) if dtype == "float32" else (mask, None)))
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
 def test_embedding(one, rng):
     weight = f32(rng, 10, 4)
     idx = np.array([[1, 9, 0], [3, 3, 2]])

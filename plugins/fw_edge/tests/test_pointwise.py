@@ -120,3 +120,45 @@ def test_float32_erf_and_erfc_keep_float32_precision():
     assert (np.abs(gotc - refc)[tail] / refc[tail]).max() < 3e-7  # relative, deep in the tail
     nan = np.array([np.nan], np.float32)
     assert np.isnan(erf(nan)[0]) and np.isnan(erfc(nan)[0])
+
+
+@pytest.mark.parametrize("shape, block", [((2, 3, 4), 8), ((5, 4), 8), ((7,), 3), ((3, 1, 50), 16),
+                                          ((4, 4), 100), ((2, 0, 3), 4)])
+def test_blocks_cover_every_element_once(shape, block):
+    from fw_edge.kernels import blocks
+
+    seen = np.zeros(shape, np.int64)
+    keys = blocks.cut(shape, block)
+    for key in keys:
+        assert seen[key].size <= max(block, shape[-1] if shape else 1)
+        seen[key] += 1
+    assert (seen == 1).all()
+    parts = blocks.parts(keys)
+    assert [k for part in parts for k in part] == keys and len(parts) <= blocks.THREADS
+
+
+#: GELU as fw exports it, plus a chain with a broadcast input, a cast, a bool step and where
+_CHAINS = [
+    ([["mul", ["arg", 0], ["const", -1 / math.sqrt(2)]], ["mul", ["arg", 0], ["const", 0.5]],
+      ["erfc", ["step", 0]], ["mul", ["step", 1], ["step", 2]]], ["step", 3]),
+    ([["add", ["arg", 0], ["arg", 1]], ["gt", ["step", 0], ["arg", 2]], ["erf", ["step", 0]],
+      ["where", ["step", 1], ["step", 2], ["arg", 1]], ["mul", ["step", 3], ["const", 2.0]]],
+     ["step", 4]),
+]
+
+
+@pytest.mark.parametrize("chain", range(len(_CHAINS)))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocked_formulas_match_the_whole_array_run(run, rng, monkeypatch, chain, threads):
+    from fw_edge.kernels import blocks
+
+    steps, result = _CHAINS[chain]
+    x = rng.standard_normal((3, 5, 7)).astype(np.float32) * 3
+    arrays = [x, rng.standard_normal(7).astype(np.float32), rng.integers(-1, 2, (5, 1))][
+        :1 if chain == 0 else 3]
+    whole = _formula(run, arrays, steps, result, "float32", [3, 5, 7])
+    monkeypatch.setattr(blocks, "BLOCK", 9)  # blocks of one row of 7, in runs
+    monkeypatch.setattr(blocks, "THREADS", threads)
+    assert len(blocks.cut(x.shape)) > 1
+    np.testing.assert_array_equal(_formula(run, arrays, steps, result, "float32", [3, 5, 7]),
+                                  whole)

@@ -15,15 +15,7 @@ split as exp(-r^2) exp(-(x - r)(x + r)) with r = x rounded to 1/16, so it keeps 
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
-
-#: arrays at least this large are split across threads (NumPy's loops release the GIL)
-_SPLIT_AT = 1 << 16
-_THREADS = min(4, os.cpu_count() or 1)
-_pool: ThreadPoolExecutor | None = None
 
 _A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
       3.20937758913846947e03, 1.85777706184603153e-1)
@@ -84,64 +76,58 @@ _FLOAT_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
             -7.37332916720468e-03, -1.42647390514189e-02)
 
 
-def _float_erf(x, out=None):
+#: float64 working arrays the float32 paths take (``work``), so that a call allocates nothing
+WORK = 3
+
+
+def _float_erf(x, out=None, work=None):
     """erf for float32 and narrower inputs, to float32 precision (see the module docstring)."""
-    x = np.clip(x, -4.0, 4.0, dtype=np.float64)
-    x2 = x * x
-    p = np.full_like(x, _FLOAT_P[0])
-    for c in _FLOAT_P[1:]:
-        np.multiply(p, x2, out=p)
-        np.add(p, c, out=p)
-    q = np.full_like(x, _FLOAT_Q[0])
-    for c in _FLOAT_Q[1:]:
-        np.multiply(q, x2, out=q)
-        np.add(q, c, out=q)
-    np.multiply(p, x, out=p)
+    c, x2, p = work or (None,) * WORK
+    c = np.clip(x, -4.0, 4.0, out=c, dtype=np.float64)
+    x2 = np.multiply(c, c, out=x2)
+    p = _horner(x2, _FLOAT_P, p)
+    np.multiply(p, c, out=p)
+    q = _horner(x2, _FLOAT_Q, c)  # the clipped x is not needed past here
     np.divide(p, q, out=p)
     return _into(out, p)
 
 
-_FLOAT_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
-               -1.13520398, 1.48851587, -0.82215223, 0.17087277)
-
-
-def _float_erfc(x, out=None):
-    """erfc for float32 and narrower inputs, to float32 precision (see the module docstring)."""
-    z = np.abs(x, dtype=np.float64)
-    t = np.multiply(z, 0.5)
-    np.add(t, 1.0, out=t)
-    np.reciprocal(t, out=t)
-    p = np.full_like(t, _FLOAT_ERFC[-1])
-    for c in reversed(_FLOAT_ERFC[:-1]):
-        np.multiply(p, t, out=p)
+def _horner(x, coefficients, out=None):
+    """The polynomial with ``coefficients`` (highest power first) at ``x``, into ``out``
+    (an array other than ``x``) or a new array."""
+    p = np.multiply(x, coefficients[0], out=out)
+    np.add(p, coefficients[1], out=p)
+    for c in coefficients[2:]:
+        np.multiply(p, x, out=p)
         np.add(p, c, out=p)
+    return p
+
+
+_FLOAT_ERFC = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+               0.09678418, 0.37409196, 1.00002368, -1.26551223)
+
+
+def _float_erfc(x, out=None, work=None):
+    """erfc for float32 and narrower inputs, to float32 precision (see the module docstring)."""
+    z, t, p = work or (None,) * WORK
+    z = np.abs(x, out=z, dtype=np.float64)
+    t = np.add(z, 2.0, out=t)
+    np.divide(2.0, t, out=t)  # 1 / (1 + z/2)
+    p = _horner(t, _FLOAT_ERFC, p)
     np.multiply(z, z, out=z)
     np.subtract(p, z, out=p)
     np.exp(p, out=p)
-    np.multiply(p, t, out=p)
-    return _into(out, np.where(x < 0, 2.0 - p, p))
+    np.multiply(p, t, out=p)  # erfc(|x|); erfc(x) = 2 - erfc(-x) for x < 0:
+    sign = np.copysign(1.0, x, out=z, dtype=np.float64)
+    np.multiply(p, sign, out=p)
+    np.subtract(1.0, sign, out=sign)  # 0 or 2 (a masked subtract is ten times slower)
+    np.add(p, sign, out=p)
+    return _into(out, p)
 
 
-def _in_parts(fn, x, out):
-    """``fn(x, out)``, on large contiguous arrays as one slice per thread at once: the float32
-    paths are a dozen passes over float64 temporaries, the longest elementwise work a
-    transformer does."""
-    global _pool
-    if out is None or _THREADS < 2 or x.size < _SPLIT_AT or not (
-            x.flags.c_contiguous and out.flags.c_contiguous):
-        return fn(x, out)
-    if _pool is None:
-        _pool = ThreadPoolExecutor(_THREADS, thread_name_prefix="fw_edge-erf")
-    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    bounds = np.linspace(0, x.size, _THREADS + 1).astype(int)
-    parts = [_pool.submit(fn, flat_x[a:b], flat_out[a:b]) for a, b in zip(bounds, bounds[1:])]
-    for part in parts:
-        part.result()
-    return out
-
-
-def _narrow_float(x) -> bool:
-    return getattr(x, "dtype", None) is not None and x.dtype.kind == "f" and x.dtype.itemsize <= 4
+def narrow(dtype) -> bool:
+    """Whether erf and erfc of ``dtype`` take the float32 paths (and their ``work``)."""
+    return dtype.kind == "f" and dtype.itemsize <= 4
 
 
 def _into(out, result):
@@ -161,21 +147,23 @@ def _cody(x):
     return x, small, _small(np.where(small, x, 0.0)), _erfc_large(np.where(small, 1.0, y))
 
 
-def erf(x, out=None):
+def erf(x, out=None, work=None):
     """erf(x) elementwise, written to ``out`` when given: float32 precision for float32 and
-    narrower inputs, float64's (Cody) otherwise."""
-    if _narrow_float(x):
-        return _in_parts(_float_erf, x, out)
+    narrower inputs, float64's (Cody) otherwise. ``work``: for a narrow float ``x``, WORK
+    float64 arrays of its shape to compute in (else each call allocates them)."""
+    if narrow(getattr(x, "dtype", np.dtype(np.float64))):
+        return _float_erf(x, out, work)
     x, small, near, large = _cody(x)
     result = np.where(small, near, np.copysign(1.0 - large, x))
     return _into(out, np.where(np.isnan(x), x, result))
 
 
-def erfc(x, out=None):
+def erfc(x, out=None, work=None):
     """erfc(x) = 1 - erf(x) elementwise, accurate where erf(x) is near 1, written to ``out``
-    when given: float32 precision for float32 and narrower inputs, float64's otherwise."""
-    if _narrow_float(x):
-        return _in_parts(_float_erfc, x, out)
+    when given: float32 precision for float32 and narrower inputs, float64's otherwise;
+    ``work`` as for :func:`erf`."""
+    if narrow(getattr(x, "dtype", np.dtype(np.float64))):
+        return _float_erfc(x, out, work)
     x, small, near, large = _cody(x)
     result = np.where(small, 1.0 - near, np.where(x < 0, 2.0 - large, large))
     return _into(out, np.where(np.isnan(x), x, result))

@@ -2,18 +2,26 @@
 ufunc calls.
 
 Inputs of another dtype are cast to the compute dtype first, into working arrays; each step
-then writes into a working array of the output's shape (a step's array is reused once the
-step's value is dead), the last step straight into the output when its dtype is the
-output's, else into a working array that is rounded into the output at the end. Comparisons
-and predicates give bool arrays; numbers take the compute dtype.
+then writes into a working array (a step's array is reused once the step's value is dead), the
+last step straight into the output when its dtype is the output's, else into a working array
+that is rounded into the output at the end. Comparisons and predicates give bool arrays;
+numbers take the compute dtype.
+
+An output of several cache blocks (:mod:`.blocks`) is computed block by block, the blocks
+split between threads, so that a long chain (GELU) keeps its working arrays in cache: the
+working arrays are then a block's size, one set per thread, and the inputs are read through
+views broadcast to the output's shape. Each element is computed by the same calls either way.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
 from ..errors import EdgeError
 from ..kernel_api import Kernel, Writes
+from . import blocks
 from . import erf as _erf
 
 
@@ -40,6 +48,8 @@ PRIMITIVES = {
     "logical_not": (np.logical_not, True), "isnan": (np.isnan, True),
     "isinf": (np.isinf, True),
 }
+#: primitives that are many passes over their operand themselves (cache blocks pay for one)
+_LONG = {"erf", "erfc"}
 _ARITY = {"where": 3, "neg": 1, "abs": 1, "sign": 1, "exp": 1, "log": 1, "log1p": 1,
           "expm1": 1, "tanh": 1, "sin": 1, "cos": 1, "sqrt": 1, "floor": 1, "ceil": 1,
           "erf": 1, "erfc": 1, "logical_not": 1, "isnan": 1, "isinf": 1}
@@ -72,7 +82,7 @@ def _check_operand(operand, n_args: int, n_steps: int) -> None:
 
 
 class _Registers:
-    """Working arrays of the output's shape for the steps, reused once a value is dead."""
+    """Working arrays of one shape for the steps, reused once a value is dead."""
 
     def __init__(self, spec, shape):
         self.spec, self.shape, self.free = spec, shape, {}
@@ -89,16 +99,46 @@ class _Registers:
 
 
 def pointwise(spec):
-    """The formula as bound ufunc calls: ``fn(out, *inputs)``."""
+    """The formula as bound ufunc calls, block by block for a large output:
+    ``fn(out, *inputs)``."""
     steps, result = _formula(spec)
-    compute, out = np.dtype(spec.attrs["compute"]), spec.out
+    compute, shape = np.dtype(spec.attrs["compute"]), spec.out.shape
     if not steps:
         return Writes(_copy_of(result, compute))
+    keys = blocks.cut(shape)
+    if len(keys) == 1 or len(steps) == 1 and steps[0][0] not in _LONG:  # one pass: no gain
+        return Writes(_chain(spec, steps, result, compute, None))
+    dummy = np.broadcast_to(np.empty((), np.uint8), shape)  # gives each block's shape
+    work = []  # per thread: (key, the chain planned for that block's shape) of its blocks
+    for part in blocks.parts(keys):
+        chains: dict = {}
+        for key in part:
+            size = dummy[key].shape
+            if size not in chains:
+                chains[size] = _chain(spec, steps, result, compute, size)
+        work.append([(key, chains[dummy[key].shape]) for key in part])
+    whole = [a.shape == shape for a in spec.inputs]
+
+    def run(out, *xs):
+        xs = [x if w else np.broadcast_to(x, shape) for x, w in zip(xs, whole)]
+        blocks.run_parts([partial(_run_blocks, pairs, out, xs) for pairs in work])
+    return Writes(run)
+
+
+def _run_blocks(pairs, out, xs) -> None:
+    for key, chain in pairs:
+        chain(out[key], *[x[key] for x in xs])
+
+
+def _chain(spec, steps, result, compute, block):
+    """``fn(out, *inputs)`` computing the formula with working arrays of the output's shape,
+    or of shape ``block`` for inputs and output of that shape (views of one block)."""
+    out = spec.out
     slots: list = [None] * len(spec.inputs)  # per call: the (cast) inputs; then the steps
     casts = []
     for i, a in enumerate(spec.inputs):
         if a.dtype != compute:
-            casts.append((i, spec.scratch(a.shape, compute)))
+            casts.append((i, spec.scratch(a.shape if block is None else block, compute)))
     last_use = {}
     for j, (_, operands) in enumerate(steps):
         for kind, value in operands:
@@ -106,7 +146,9 @@ def pointwise(spec):
                 last_use[value] = j
     if result[0] == "step":
         last_use[result[1]] = len(steps)  # the result lives to the end
-    registers = _Registers(spec, out.shape)
+    shape = out.shape if block is None else block
+    registers = _Registers(spec, shape)
+    work = None  # erf's float64 working arrays, shared by the formula's erf steps
     dtypes, arrays, calls = [], [], []
     for j, (name, operands) in enumerate(steps):
         args = [_operand(o, compute, len(spec.inputs)) for o in operands]
@@ -124,9 +166,13 @@ def pointwise(spec):
         for kind, value in operands:
             if kind == "step" and last_use[value] == j and arrays[value] is not None:
                 registers.give(arrays[value])
-        calls.append((name, args, len(spec.inputs) + j, target))
+        fn = _where if name == "where" else PRIMITIVES[name][0]
+        if name in _LONG and _erf.narrow(compute):
+            work = work or tuple(spec.scratch(shape, np.float64) for _ in range(_erf.WORK))
+            fn = partial(fn, work=work)
+        calls.append((fn, args, len(spec.inputs) + j, target))
     slots.extend(arrays)
-    return Writes(_program(calls, casts, slots, result, len(spec.inputs), out.dtype))
+    return _program(calls, casts, slots, result, len(spec.inputs), out.dtype)
 
 
 def _operand(o, compute, n_args):
@@ -148,10 +194,7 @@ def _program(calls, casts, slots, result, n_args, out_dtype):
     writes_out = slots[last_slot] is None
     if not writes_out:
         result_slot = n_args + result[1] if result[0] == "step" else result[1]
-    ops = []
-    for name, args, slot, _ in calls:
-        fn = _where if name == "where" else PRIMITIVES[name][0]
-        ops.append((fn, args, slot))
+    ops = [(fn, args, slot) for fn, args, slot, _ in calls]
     single = len(ops) == 1 and not casts and writes_out
     if single and all(type(a) is int for a in ops[0][1]) and len(ops[0][1]) <= 2:
         fn, args, _ = ops[0]

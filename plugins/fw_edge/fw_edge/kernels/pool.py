@@ -1,6 +1,8 @@
 """Pooling over the trailing 1 or 2 axes of (N, C, ...) or (C, ...) inputs: ``max_pool*d``
-and ``avg_pool*d`` reduce a strided view of the padded input's windows into the output;
-``adaptive_avg_pool*d`` is a product with one small averaging matrix per axis."""
+and ``avg_pool*d`` fold the padded input's windows into the output one kernel tap at a time
+(a ufunc per tap over a strided view: NumPy's reduction over the windows' small trailing axes
+is 20 to 30 times slower); ``adaptive_avg_pool*d`` is a product with one small averaging
+matrix per axis."""
 
 from __future__ import annotations
 
@@ -29,11 +31,13 @@ def _max_pool(n):
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         windows = Windows(spec, x.shape, x.dtype, kernel, stride, padding, dilation, out,
                           lowest)
-        axes = tuple(range(-n, 0))
+        first, rest = windows.taps[0], windows.taps[1:]
 
         def run(o, x):
             windows.fill(x)
-            np.max(windows.view, axis=axes, out=o)
+            np.copyto(o, first)
+            for tap in rest:
+                np.maximum(o, tap, out=o)
         return Writes(run)
     return max_pool
 
@@ -63,12 +67,14 @@ def _avg_pool(n):
                 divisor = np.multiply.outer(divisor, _avg_divisor(
                     size, k, s, p, o, a.get("count_include_pad", True)))
         inverse = (1.0 / divisor).astype(dtype)
-        axes = tuple(range(-n, 0))
         sums = spec.scratch(spec.out.shape, dtype)
+        first, rest = windows.taps[0], windows.taps[1:]
 
         def run(o, x):
             windows.fill(x)
-            np.sum(windows.view, axis=axes, out=sums)
+            np.copyto(sums, first)
+            for tap in rest:
+                np.add(sums, tap, out=sums)
             np.multiply(sums, inverse, out=o, casting="unsafe")
         return Writes(run)
     return avg_pool

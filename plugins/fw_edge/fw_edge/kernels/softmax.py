@@ -13,10 +13,12 @@ def _reduced(shape, dim):
     return tuple(1 if a == dim % len(shape) else n for a, n in enumerate(shape))
 
 
-def softmax_into(spec, shape, dtype, dim, safe=False, log=False):
+def softmax_into(spec, shape, dtype, dim, safe=False, log=False, divide=True):
     """``fn(e)``: softmax of ``e`` (an array of ``shape`` and ``dtype``) along ``dim``, in
     place, with working arrays from ``spec``; ``log`` gives log_softmax, ``safe`` 0s for
-    slices that are all -inf."""
+    slices that are all -inf. ``divide=False`` leaves ``e`` holding exp(e - max) and returns
+    the sums to divide by (1 for an all -inf slice when ``safe``), for a caller that divides
+    a smaller result instead (attention divides its output, not its scores)."""
     small = _reduced(shape, dim)
     top, total = spec.scratch(small, dtype), spec.scratch(small, dtype)
     flags = spec.scratch(small, np.bool_) if safe else None
@@ -34,13 +36,16 @@ def softmax_into(spec, shape, dtype, dim, safe=False, log=False):
             np.sum(work, axis=dim, keepdims=True, out=total)
             np.log(total, out=total)
             np.subtract(e, total, out=e)
-            return
+            return None
         np.exp(e, out=e)
         np.sum(e, axis=dim, keepdims=True, out=total)
         if safe:
             np.equal(total, 0, out=flags)
             np.copyto(total, 1, where=flags)
+        if not divide:
+            return total
         np.true_divide(e, total, out=e)
+        return None
     return run
 
 

@@ -1,6 +1,6 @@
 """Sliding windows over the trailing spatial axes, shared by convolution and pooling: a padded
-working copy of the input whose border is refilled each call, and a strided view of its
-windows computed once."""
+working copy of the input whose border is refilled each call, and strided views of its
+windows computed once (all windows at once, or one view per tap)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ def out_lengths(sizes, kernel, stride, padding, dilation, ceil_mode=False) -> tu
 
 class Windows:
     """The windows of an input of ``shape`` for a window of ``kernel`` taps per spatial axis:
-    ``fill(x)`` copies ``x`` into the padded array (border set to ``pad_value``) and
-    ``view`` is (*shape[:-n], *out, *kernel), over that array."""
+    ``fill(x)`` copies ``x`` into the padded array (border set to ``pad_value``); ``view`` is
+    (*shape[:-n], *out, *kernel), over that array, and ``taps`` lists the (*shape[:-n], *out)
+    views of its kernel positions in C order (tap ``t`` of every window)."""
 
     def __init__(self, spec, shape, dtype, kernel, stride, padding, dilation, out, pad_value):
         n = len(kernel)
@@ -44,6 +45,7 @@ class Windows:
             axis=tuple(range(len(shape) - n, len(shape))))
         self.view = view[(Ellipsis,) + tuple(slice(None, None, s) for s in stride)
                          + tuple(slice(None, None, d) for d in dilation)]
+        self.taps = [self.view[(Ellipsis,) + tap] for tap in np.ndindex(*kernel)]
 
     def fill(self, x) -> None:
         """Copy ``x`` in and set the border (another node may have used the array since)."""
