@@ -12,8 +12,9 @@ each ONNX node as fw ops (:mod:`fw_onnx.handlers`); :mod:`fw_onnx.backend` is th
 
 from __future__ import annotations
 
+from .edge import to_edge
 from .export import OnnxExport, export
 from .importer import OnnxModule, load
 from .program import supported_ops, to_onnx
 
-__all__ = ["OnnxExport", "OnnxModule", "export", "load", "supported_ops", "to_onnx"]
+__all__ = ["OnnxExport", "OnnxModule", "export", "load", "supported_ops", "to_edge", "to_onnx"]

@@ -105,9 +105,11 @@ class OnnxModule(fw.nn.Module):
 _SHAPE_OF = frozenset({"Shape", "Size"})
 #: ops computed on the host when every input is known before the data (constants, integer
 #: initializers, shapes): the arithmetic that builds a reshape target or a slice bound, which a
-#: trace then sees as constants rather than as host reads in the middle of the graph
-_FOLDED = frozenset({"Constant", "ConstantOfShape", "Gather", "Concat", "Unsqueeze", "Squeeze",
-                     "Slice", "Cast", "Add", "Sub", "Mul", "Div", "Equal", "Where", "Range",
+#: trace then sees as constants rather than as host reads in the middle of the graph. Range and
+#: ConstantOfShape are not folded: they run as fw's creation ops, whose sizes a trace can
+#: follow when they come from an input's shape
+_FOLDED = frozenset({"Constant", "Gather", "Concat", "Unsqueeze", "Squeeze",
+                     "Slice", "Cast", "Add", "Sub", "Mul", "Div", "Equal", "Where",
                      "Reshape", "Expand", "ReduceProd", "Max", "Min", "Identity", "Neg",
                      "Abs", "Mod", "Less", "Greater", "Not", "And", "Or", "Flatten",
                      "Transpose", "Tile", "CastLike", "Floor", "Ceil", "Sqrt"})

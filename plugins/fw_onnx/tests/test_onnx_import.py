@@ -157,3 +157,59 @@ def test_the_backend_runs_a_model_and_a_node():
     np.testing.assert_allclose(y, np.maximum(x @ w1.T + b1, 0) @ w2 + b2, rtol=1e-5,
                                atol=1e-5)
     assert FwBackend.supports_device("CPU") and not FwBackend.supports_device("CUDA")
+
+
+def _torch_minilm_onnx(path: Path) -> Path:
+    """all-MiniLM-L6-v2 exported by torch.onnx (the legacy exporter, opset 17) from the
+    hand-written PyTorch reference of fw_zoo's tests, batch and sequence dynamic."""
+    pytest.importorskip("torch")
+    pytest.importorskip("fw_zoo")
+    sys.path.insert(0, str(ROOT / "plugins" / "fw_zoo" / "tests"))
+    from zoo_torch_bert import TorchSentenceBert
+
+    from benchmarks import edge_models
+    from fw_zoo import minilm as card
+    from fw_zoo.package_files import model_folder
+
+    reference = TorchSentenceBert(model_folder(card.PACKAGE, card.DISTRIBUTION, card.FILES))
+    module = edge_models._torch_bert_module()(reference).eval()
+    axes = {0: "batch", 1: "sequence"}
+    edge_models._onnx_export(module, edge_models.minilm_inputs(16), path,
+                             dynamic_axes={"input_ids": axes, "attention_mask": axes})
+    return path
+
+
+def test_minilm_exported_by_torch_imports_and_runs_on_fw_edge(tmp_path):
+    import fw_edge
+    import fw_zoo
+
+    path = _torch_minilm_onnx(tmp_path / "torch_minilm.onnx")
+    imported = fw_onnx.load(path)
+    encoder = fw_zoo.load("all-minilm-l6-v2")
+    ids, mask = encoder.tokenize(["a sentence longer than the sixteen tokens it was exported "
+                                  "with, to change the sequence length", "short", "three"])
+    with fw.no_grad():
+        want = encoder.model(ids, mask).numpy()
+        np.testing.assert_allclose(imported(ids, mask).numpy(), want, rtol=1e-5, atol=1e-5)
+    result = fw_onnx.to_edge(path, tmp_path / "torch_minilm.fwm")
+    assert result.max_abs_error < 1e-5
+    program = fw_edge.load(result.path)
+    assert [i.shape for i in program.inputs] == [("batch", "sequence")] * 2
+    got = program(input_ids=ids.numpy(), attention_mask=mask.numpy())
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_to_edge_traces_given_examples_and_keeps_the_models_dynamic_sizes(tmp_path):
+    import fw_edge
+
+    rng = np.random.default_rng(3)
+    arrays = (rng.standard_normal((8, 4), np.float32), rng.standard_normal(8, np.float32),
+              rng.standard_normal((8, 3), np.float32), rng.standard_normal(3, np.float32))
+    x = rng.standard_normal((4, 4), np.float32)
+    result = fw_onnx.to_edge(_mlp_onnx(*arrays), tmp_path / "mlp.fwm", {"x": x})
+    program = fw_edge.load(result.path)
+    assert program.inputs[0].shape == ("x_0", 4)  # the model's unnamed dynamic dimension
+    w1, b1, w2, b2 = arrays
+    for rows in (x, x[:2]):
+        np.testing.assert_allclose(program(rows), np.maximum(rows @ w1.T + b1, 0) @ w2 + b2,
+                                   rtol=1e-5, atol=1e-5)

@@ -31,9 +31,11 @@ def constant(node):
 
 
 def constant_of_shape(node, shape):
+    """fw.full, so that a trace records a creation op whose shape may follow the inputs."""
     value = node.get("value")
     value = np.zeros(1, np.float32) if value is None else value
-    return fw.tensor(np.full(ints(shape), value.reshape(-1)[0], value.dtype))
+    fill = value.reshape(-1)[0]
+    return fw.full(ints(shape), fill.item(), dtype=fw.dtypes.from_numpy(value.dtype))
 
 
 def shape(node, x):
@@ -131,18 +133,24 @@ def _negative_slice(x, index):
     return x[tuple(index)]
 
 
+def _wrapped(indices, size: int):
+    """Indices with negative ones counted from the end, as fw ops (the indices may be data,
+    such as token ids, which a trace must not read on the host)."""
+    indices = indices.to(fw.int64)
+    return fw.where(indices < 0, indices + size, indices)
+
+
 def gather(node, x, indices):
     axis = node.get("axis", 0) % x.ndim
-    picks = host(indices).astype(np.int64)
-    picks = np.where(picks < 0, picks + x.shape[axis], picks)
-    return x[(slice(None),) * axis + (fw.tensor(picks),)]
+    picks = _wrapped(indices, x.shape[axis])
+    if axis == 0 and x.ndim == 2 and x.is_floating_point():  # a table lookup
+        return fw.nn.functional.embedding(picks, x)
+    return x[(slice(None),) * axis + (picks,)]
 
 
 def gather_elements(node, x, indices):
     axis = node.get("axis", 0) % x.ndim
-    picks = host(indices).astype(np.int64)
-    picks = np.where(picks < 0, picks + x.shape[axis], picks)
-    return fw.gather(x, axis, fw.tensor(picks))
+    return fw.gather(x, axis, _wrapped(indices, x.shape[axis]))
 
 
 def expand(node, x, target):
@@ -176,8 +184,9 @@ def pad(node, x, pads=None, value=None, axes=None):
 
 
 def range_(node, start, limit, delta):
-    s, e, d = (host(v).reshape(-1)[0] for v in (start, limit, delta))
-    return fw.tensor(np.arange(s, e, d, dtype=host(start).dtype))
+    """fw.arange, so that a trace records a creation op whose bounds may follow the inputs."""
+    s, e, d = (host(v).reshape(-1)[0].item() for v in (start, limit, delta))
+    return fw.arange(s, e, d, dtype=fw.dtypes.from_numpy(host(start).dtype))
 
 
 def trilu(node, x, k=None):
