@@ -26,7 +26,7 @@ class FwRep(BackendRep):
         with fw.no_grad():
             out = self.module(*args, **named)
         outs = out if isinstance(out, tuple) else (out,)
-        return tuple(np.asarray(o.numpy()) for o in outs)
+        return tuple(np.asarray(o.detach().numpy()) for o in outs)
 
 
 class FwBackend(Backend):

@@ -2,14 +2,17 @@
 
 The module's parameters are the model's floating-point initializers (named after them, dots and
 other characters a Python name cannot hold replaced by ``_``; :attr:`OnnxModule.onnx_names` maps
-back); its integer initializers are buffers. ``forward`` runs the graph's nodes in order as fw
-ops (:mod:`fw_onnx.handlers`), so autograd, ``fw.compile``, the debugger and the visualiser see
-an imported model as they see one written in fw.
+back), and the float tensors of more than one element that ``Constant`` nodes hold (converters
+such as paddle2onnx store weights that way); its integer initializers are buffers. ``forward``
+runs the graph's nodes in order as fw ops (:mod:`fw_onnx.handlers`), so autograd,
+``fw.compile``, the debugger and the visualiser see an imported model as they see one written
+in fw.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,26 +39,25 @@ class OnnxModule(fw.nn.Module):
         _check_opset(model)
         self.graph_name = graph.name
         self.onnx_names: dict[str, str] = {}
-        self._constants: dict[str, fw.Tensor] = {}
         for init in graph.initializer:
-            array = numpy_helper.to_array(init)
-            name = _attribute_name(init.name, self.onnx_names.values())
-            self.onnx_names[name] = init.name
-            if array.dtype.kind == "f":
-                self.register_parameter(name, fw.nn.Parameter(fw.tensor(array.copy())))
-            else:
-                self.register_buffer(name, fw.tensor(array.copy()))
+            self._hold(init.name, numpy_helper.to_array(init))
         known = {init.name for init in graph.initializer}
         self.input_names = [i.name for i in graph.input if i.name not in known]
         self.output_names = [o.name for o in graph.output]
-        self._nodes = [Node.of(n) for n in graph.node]
-        for node in self._nodes:
-            if node.op_type not in HANDLERS or node.domain not in ("", "ai.onnx"):
-                raise UnsupportedError(
-                    f"node {node.name or '(unnamed)'} is {node.domain or 'ai.onnx'}:"
-                    f"{node.op_type}, which fw_onnx does not import", op=node.op_type,
-                    inputs=f"opset {_opset(model)}",
-                    hint="rewrite the model without it, or add a handler to fw_onnx.handlers")
+        nodes = _nodes(graph.node, _opset(model))
+        for node in nodes:
+            if _holds_weight(node):
+                self._hold(node.outputs[0], node.attrs["value"])
+        self._nodes = [node for node in nodes if not _holds_weight(node)]
+
+    def _hold(self, onnx_name: str, array: np.ndarray) -> None:
+        """Keep ``array`` as a parameter (floats) or a buffer, under a Python name."""
+        name = _attribute_name(onnx_name, self.onnx_names)
+        self.onnx_names[name] = onnx_name
+        if array.dtype.kind == "f":
+            self.register_parameter(name, fw.nn.Parameter(fw.tensor(array.copy())))
+        else:
+            self.register_buffer(name, fw.tensor(array.copy()))
 
     def initializer(self, onnx_name: str) -> fw.Tensor:
         """The parameter or buffer holding the ONNX initializer ``onnx_name``."""
@@ -77,28 +79,89 @@ class OnnxModule(fw.nn.Module):
         if missing:
             raise UnsupportedError(f"the model needs the inputs {missing}",
                                    op=self.graph_name, hint=f"pass {self.input_names}")
-        for node in self._nodes:
-            present = [i for i in node.inputs if i]
-            if node.op_type in _SHAPE_OF or node.op_type in _FOLDED and all(
-                    i in static for i in present):
-                with capture.paused():  # host arithmetic on shapes: not part of a trace
-                    outs = self._run(node, lambda i: fw.tensor(static[i]) if i in static
-                                     else values[i])
-                static.update((name, out.numpy()) for name, out in outs if name)
-                continue
-            for i in present:
-                if i not in values:  # a folded value read by data: a constant of the run
-                    values[i] = fw.tensor(static[i])
-            values.update((name, out) for name, out in self._run(node, values.__getitem__)
-                          if name)
+        _run(self._nodes, values, static)
         results = tuple(values[name] if name in values else fw.tensor(static[name])
                         for name in self.output_names)
         return results[0] if len(results) == 1 else results
 
-    @staticmethod
-    def _run(node, value_of) -> list:
-        outs = HANDLERS[node.op_type](node, *(value_of(i) if i else None for i in node.inputs))
-        return list(zip(node.outputs, outs if isinstance(outs, (tuple, list)) else (outs,)))
+
+@dataclass(frozen=True)
+class Branch:
+    """A subgraph of a control-flow node (If's then/else): its nodes, the names of its outputs
+    and the arrays of its own initializers."""
+
+    nodes: list
+    outputs: list[str]
+    constants: dict[str, np.ndarray]
+
+
+def _holds_weight(node: Node) -> bool:
+    """A Constant holding a float tensor of several elements: a weight to train."""
+    value = node.attrs.get("value") if node.op_type == "Constant" else None
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size > 1
+
+
+def _nodes(protos, opset: int) -> list[Node]:
+    """The nodes of a graph as handlers run them, subgraphs decoded; an op fw_onnx does not
+    import is refused here, when the model loads."""
+    nodes = []
+    for proto in protos:
+        node = Node.of(proto)
+        if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+            attrs = {k: Branch(_nodes(g.node, opset), [o.name for o in g.output],
+                               {i.name: numpy_helper.to_array(i) for i in g.initializer})
+                     for k, g in node.attrs.items()}
+            node = Node(node.op_type, node.domain, node.name, node.inputs, node.outputs, attrs)
+        elif node.op_type not in HANDLERS or node.domain not in ("", "ai.onnx"):
+            raise UnsupportedError(
+                f"node {node.name or '(unnamed)'} is {node.domain or 'ai.onnx'}:"
+                f"{node.op_type}, which fw_onnx does not import", op=node.op_type,
+                inputs=f"opset {opset}",
+                hint="rewrite the model without it, or add a handler to fw_onnx.handlers")
+        nodes.append(node)
+    return nodes
+
+
+def _run(nodes: list[Node], values: dict, static: dict) -> None:
+    """Run ``nodes`` in order: ``values`` holds the tensors data flows through, ``static`` the
+    arrays known before the data (folded on the host; see :data:`_FOLDED`)."""
+    for node in nodes:
+        present = [i for i in node.inputs if i]
+        if node.op_type == "If":
+            _if(node, values, static)
+            continue
+        if node.op_type in _SHAPE_OF or node.op_type in _FOLDED and all(
+                i in static for i in present):
+            with capture.paused():  # host arithmetic on shapes: not part of a trace
+                outs = _call(node, lambda i: fw.tensor(static[i]) if i in static
+                             else values[i])
+            static.update((name, out.numpy()) for name, out in outs if name)
+            continue
+        for i in present:
+            if i not in values:  # a folded value read by data: a constant of the run
+                values[i] = fw.tensor(static[i])
+        values.update((name, out) for name, out in _call(node, values.__getitem__) if name)
+
+
+def _call(node: Node, value_of) -> list:
+    outs = HANDLERS[node.op_type](node, *(value_of(i) if i else None for i in node.inputs))
+    return list(zip(node.outputs, outs if isinstance(outs, (tuple, list)) else (outs,)))
+
+
+def _if(node: Node, values: dict, static: dict) -> None:
+    """Run the branch the condition picks (read on the host: a trace of a data-dependent If
+    stays eager) in a scope that sees every outer value; its outputs are the node's."""
+    name = node.inputs[0]
+    condition = static[name] if name in static else values[name].numpy()
+    branch = node.attrs["then_branch" if bool(np.asarray(condition).reshape(-1)[0])
+                        else "else_branch"]
+    inner_values, inner_static = dict(values), {**static, **branch.constants}
+    _run(branch.nodes, inner_values, inner_static)
+    for outer, inner in zip(node.outputs, branch.outputs):
+        if inner in inner_values:
+            values[outer] = inner_values[inner]
+        else:
+            static[outer] = inner_static[inner]
 
 
 #: ops that only read their input's shape: their result is known before the data is
