@@ -213,3 +213,34 @@ def test_to_edge_traces_given_examples_and_keeps_the_models_dynamic_sizes(tmp_pa
     for rows in (x, x[:2]):
         np.testing.assert_allclose(program(rows), np.maximum(rows @ w1.T + b1, 0) @ w2 + b2,
                                    rtol=1e-5, atol=1e-5)
+
+
+def test_an_imported_model_is_debugged_and_visualised_like_any_other():
+    fw_debugger = pytest.importorskip("fw_debugger")
+    fw_viz = pytest.importorskip("fw_viz")
+    rng = np.random.default_rng(4)
+    arrays = (rng.standard_normal((8, 4), np.float32), rng.standard_normal(8, np.float32),
+              rng.standard_normal((8, 3), np.float32), rng.standard_normal(3, np.float32))
+    imported = fw_onnx.load(_mlp_onnx(*arrays))
+    x = fw.tensor(rng.standard_normal((2, 4), np.float32))
+    with fw_debugger.record() as trace:
+        imported(x).sum().backward()
+    ops = [e.op for e in trace.find()]
+    assert {"relu", "matmul"} <= {getattr(op, "name", op) for op in ops}
+    graph = fw_viz.capture(imported, x)
+    assert any(node.get("op") == "relu" for node in graph.data["nodes"]), graph.data["nodes"][:3]
+
+
+def test_minilm_round_trips_through_onnx_back_into_fw(tmp_path):
+    fw_zoo = pytest.importorskip("fw_zoo")
+    encoder = fw_zoo.load("all-minilm-l6-v2")
+    ids, mask = encoder.tokenize(["fw writes ONNX and reads it back", "a second sentence"])
+    dims = {0: "batch", 1: "sequence"}
+    path = tmp_path / "minilm.onnx"
+    fw_onnx.export(encoder.model, (ids, mask), path,
+                   dynamic_axes={"input_ids": dims, "attention_mask": dims})
+    imported = fw_onnx.load(path)
+    ids, mask = encoder.tokenize(["another length now", "short", "three sentences"])
+    with fw.no_grad():
+        np.testing.assert_allclose(imported(ids, mask).numpy(),
+                                   encoder.model(ids, mask).numpy(), rtol=1e-5, atol=1e-5)
