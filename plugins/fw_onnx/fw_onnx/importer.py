@@ -12,7 +12,6 @@ in fw.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ import fw_core as fw
 from fw_core import capture
 from fw_core.errors import UnsupportedError
 
+from .control import CONTROL, Branch
 from .handlers import HANDLERS, Node
 
 #: the opsets of the default domain this importer reads (up to the installed onnx's newest)
@@ -85,16 +85,6 @@ class OnnxModule(fw.nn.Module):
         return results[0] if len(results) == 1 else results
 
 
-@dataclass(frozen=True)
-class Branch:
-    """A subgraph of a control-flow node (If's then/else): its nodes, the names of its outputs
-    and the arrays of its own initializers."""
-
-    nodes: list
-    outputs: list[str]
-    constants: dict[str, np.ndarray]
-
-
 def _holds_weight(node: Node) -> bool:
     """A Constant holding a float tensor of several elements: a weight to train."""
     value = node.attrs.get("value") if node.op_type == "Constant" else None
@@ -107,10 +97,9 @@ def _nodes(protos, opset: int) -> list[Node]:
     nodes = []
     for proto in protos:
         node = Node.of(proto)
-        if node.op_type == "If" and node.domain in ("", "ai.onnx"):
-            attrs = {k: Branch(_nodes(g.node, opset), [o.name for o in g.output],
-                               {i.name: numpy_helper.to_array(i) for i in g.initializer})
-                     for k, g in node.attrs.items()}
+        if node.op_type in CONTROL and node.domain in ("", "ai.onnx"):
+            attrs = {k: Branch.of(v, lambda protos: _nodes(protos, opset))
+                     if isinstance(v, onnx.GraphProto) else v for k, v in node.attrs.items()}
             node = Node(node.op_type, node.domain, node.name, node.inputs, node.outputs, attrs)
         elif node.op_type not in HANDLERS or node.domain not in ("", "ai.onnx"):
             raise UnsupportedError(
@@ -127,8 +116,8 @@ def _run(nodes: list[Node], values: dict, static: dict) -> None:
     arrays known before the data (folded on the host; see :data:`_FOLDED`)."""
     for node in nodes:
         present = [i for i in node.inputs if i]
-        if node.op_type == "If":
-            _if(node, values, static)
+        if node.op_type in CONTROL:
+            CONTROL[node.op_type](node, values, static, _run)
             continue
         if node.op_type in _SHAPE_OF or node.op_type in _FOLDED and all(
                 i in static for i in present):
@@ -146,22 +135,6 @@ def _run(nodes: list[Node], values: dict, static: dict) -> None:
 def _call(node: Node, value_of) -> list:
     outs = HANDLERS[node.op_type](node, *(value_of(i) if i else None for i in node.inputs))
     return list(zip(node.outputs, outs if isinstance(outs, (tuple, list)) else (outs,)))
-
-
-def _if(node: Node, values: dict, static: dict) -> None:
-    """Run the branch the condition picks (read on the host: a trace of a data-dependent If
-    stays eager) in a scope that sees every outer value; its outputs are the node's."""
-    name = node.inputs[0]
-    condition = static[name] if name in static else values[name].numpy()
-    branch = node.attrs["then_branch" if bool(np.asarray(condition).reshape(-1)[0])
-                        else "else_branch"]
-    inner_values, inner_static = dict(values), {**static, **branch.constants}
-    _run(branch.nodes, inner_values, inner_static)
-    for outer, inner in zip(node.outputs, branch.outputs):
-        if inner in inner_values:
-            values[outer] = inner_values[inner]
-        else:
-            static[outer] = inner_static[inner]
 
 
 #: ops that only read their input's shape: their result is known before the data is
