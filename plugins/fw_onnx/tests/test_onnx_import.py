@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))  # the repository, for the benchmarks package
 from benchmarks.workloads import WORKLOADS  # noqa: E402
 from benchmarks.workloads.common import build_model, fw_lib, initial_weights  # noqa: E402
 
-#: the node suite's pass count may only go up (docs/onnx.md lists every case's op type)
-NODE_CASES_PASSING = 1300
+#: the node suite's pass count may only go up (docs/onnx_node_suite.md has every op type)
+NODE_CASES_PASSING = 1360
 
 
 def test_the_onnx_node_suite_passes_at_least_the_target():
@@ -34,7 +34,9 @@ def test_the_onnx_node_suite_passes_at_least_the_target():
     passed = [name for name, why in found.items() if why is None]
     assert len(passed) >= NODE_CASES_PASSING, sorted(found.items())[:20]
     for name in ("test_conv_with_strides_padding", "test_lstm_defaults", "test_attention_4d",
-                 "test_layer_normalization_2d_axis0", "test_gru_defaults", "test_relu"):
+                 "test_layer_normalization_2d_axis0", "test_gru_defaults", "test_relu",
+                 "test_if", "test_loop11", "test_scan9_sum", "test_convtranspose",
+                 "test_resize_upsample_scales_linear"):
         assert found[name] is None, (name, found[name])
     assert all(isinstance(why, str) and why for why in found.values() if why is not None)
 
