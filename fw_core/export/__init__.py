@@ -26,7 +26,7 @@ from .rewrite import prepare
 from .signature import Signature, flat_outputs, output_names
 from .sizes import fit_graph
 
-__all__ = ["ExportResult", "export"]
+__all__ = ["ExportResult", "TracedProgram", "agreement", "export", "peak", "trace_program"]
 
 FORMAT_KEY = "__fwm_format__"
 PROGRAM_KEY = "__fwm_program__"
@@ -83,6 +83,41 @@ def export(model_or_fn, example_inputs, path, *, dynamic_dims: dict | None = Non
             size expression cannot describe, ops fw-edge does not run), naming the op, its
             module path and what to do.
     """
+    traced = trace_program(model_or_fn, example_inputs, dynamic_dims=dynamic_dims,
+                           quantize=quantize)
+    program = traced.program
+    _check_coverage(program)
+    path = Path(path)
+    metadata = {FORMAT_KEY: str(program["version"]), PROGRAM_KEY: json.dumps(program)}
+    write_file(path, lambda file: fmt.write(file, traced.arrays, metadata))
+    error, cosine = _agreement(path, traced.signature, traced.reference)
+    if quantize is None and error > AGREEMENT * peak(traced.reference):
+        raise ExportError(f"the written program's outputs differ from fw's by {error:.3g} on the "
+                          "example inputs", hint="report it with the model: this is a bug in "
+                          "fw.export or fw-edge")
+    return ExportResult(path, program["ops"], path.stat().st_size, error, cosine,
+                        traced.quantized, traced.log)
+
+
+@dataclass
+class TracedProgram:
+    """An inference run as a program (docs/fwm_format.md) before it is written anywhere: the
+    program, the arrays its weights name, the input signature (with the example arrays) and
+    fw's own outputs on the examples (flattened), for a writer of another format to check
+    itself against."""
+
+    program: dict
+    arrays: dict
+    signature: Signature
+    reference: list
+    quantized: list[str]
+    log: list[str]
+
+
+def trace_program(model_or_fn, example_inputs, *, dynamic_dims: dict | None = None,
+                  quantize: str | None = None) -> TracedProgram:
+    """What :func:`export` writes, as a :class:`TracedProgram` (arguments and errors as
+    :func:`export`'s, except that no runtime's op coverage is checked)."""
     if quantize not in (None, "int8"):
         raise ExportError(f"quantize={quantize!r} is not a quantization fw.export knows",
                           hint='use quantize="int8" or leave it out')
@@ -101,17 +136,8 @@ def export(model_or_fn, example_inputs, path, *, dynamic_dims: dict | None = Non
     names = prepare(base, set(attrs_of), tensor_names, fills, shapes)
     writer = ProgramWriter(names, shapes, quantize)
     program = writer.program(base, signature, names_out, attrs_of, signature.sizes)
-    _check_coverage(program)
-    path = Path(path)
-    metadata = {FORMAT_KEY: str(program["version"]), PROGRAM_KEY: json.dumps(program)}
-    write_file(path, lambda file: fmt.write(file, writer.arrays, metadata))
-    error, cosine = _agreement(path, signature, flat_outputs(reference))
-    if quantize is None and error > AGREEMENT * max(1.0, _peak(reference)):
-        raise ExportError(f"the written program's outputs differ from fw's by {error:.3g} on the "
-                          "example inputs", hint="report it with the model: this is a bug in "
-                          "fw.export or fw-edge")
-    return ExportResult(path, program["ops"], path.stat().st_size, error, cosine,
-                        writer.quantized, [line for line in base.log if "export" in line])
+    return TracedProgram(program, writer.arrays, signature, flat_outputs(reference),
+                         writer.quantized, [line for line in base.log if "export" in line])
 
 
 def _callable(model_or_fn):
@@ -192,6 +218,12 @@ def _agreement(path: Path, signature: Signature, reference: list) -> tuple[float
     outputs = program(**dict(zip(signature.names, signature.arrays)))
     outputs = list(outputs.values()) if isinstance(outputs, dict) else \
         list(outputs) if isinstance(outputs, tuple) else [outputs]
+    return agreement(outputs, reference)
+
+
+def agreement(outputs: list, reference: list) -> tuple[float, float]:
+    """The largest absolute difference and the smallest row cosine between arrays another
+    runtime computed on the example inputs and fw's own outputs there (``reference``)."""
     error, cosine = 0.0, 1.0
     for got, want in zip(outputs, reference):
         want = want.numpy()
@@ -208,6 +240,7 @@ def _agreement(path: Path, signature: Signature, reference: list) -> tuple[float
     return error, cosine
 
 
-def _peak(result) -> float:
-    return max((float(np.abs(t.numpy()).max()) for t in flat_outputs(result) if t.numel()),
-               default=1.0)
+def peak(reference: list) -> float:
+    """The largest magnitude among fw's outputs (flattened), at least 1: the scale an
+    agreement tolerance is relative to."""
+    return max([1.0] + [float(np.abs(t.numpy()).max()) for t in reference if t.numel()])

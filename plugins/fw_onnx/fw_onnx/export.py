@@ -1,38 +1,43 @@
 """``fw_onnx.export``: a model's inference run written as an ONNX file.
 
-The run is traced and rewritten by ``fw.export`` (the same graph fw-edge runs, checked there
-against fw's outputs), then each program node is written as ONNX nodes; the model is validated
-by ``onnx.checker`` with full shape inference before it is saved.
+The run is traced and rewritten as ``fw.export`` does (``fw_core.export.trace_program``: the
+program fw-edge would run, without fw-edge's op coverage), then each program node is written as
+ONNX nodes. Before the model is saved it passes ``onnx.checker`` with full shape inference, and
+onnx's own reference evaluator, run on the example inputs, must give fw's outputs.
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import onnx
 
-import fw_core as fw
 from fw_core.errors import ExportError
-from fw_core.io import safetensors_format as fmt
+from fw_core.export import AGREEMENT, agreement, peak, trace_program
 
 from .program import to_onnx
 
 
 @dataclass
 class OnnxExport:
-    """What :func:`export` wrote: the file, its opset, the ONNX op types it uses, its size."""
+    """What :func:`export` wrote: the file, its opset, the ONNX op types it uses, its size,
+    and the largest difference between fw's outputs and onnx.reference's on the examples
+    (None where onnx.reference cannot run the model)."""
 
     path: Path
     opset: int
     op_types: list[str]
     bytes: int
+    max_abs_error: float | None
 
     def __str__(self) -> str:
+        check = "not run (onnx.reference lacks a node)" if self.max_abs_error is None else \
+            f"max abs error {self.max_abs_error:.2e}"
         return (f"{self.path}: ONNX opset {self.opset}, {len(self.op_types)} op types, "
-                f"{self.bytes / 2**20:.2f} MiB")
+                f"{self.bytes / 2**20:.2f} MiB; vs fw on the example inputs (onnx.reference): "
+                f"{check}")
 
 
 def export(model_or_fn, example_inputs, path, *, opset: int | None = None,
@@ -52,22 +57,39 @@ def export(model_or_fn, example_inputs, path, *, opset: int | None = None,
         ExportError: the run cannot be exported (what ``fw.export`` refuses, or an op with no
             ONNX form here), naming the op, its module path and what to do.
     """
-    with tempfile.TemporaryDirectory() as folder:
-        program_path = Path(folder) / "model.fwm"
-        fw.export(model_or_fn, example_inputs, program_path,
-                  dynamic_dims=_dynamic_dims(dynamic_axes))
-        arrays, metadata, _ = fmt.read(program_path)
-    program = json.loads(metadata["__fwm_program__"])
-    model = to_onnx(program, arrays, opset, name=type(model_or_fn).__name__)
+    traced = trace_program(model_or_fn, example_inputs, dynamic_dims=_dynamic_dims(dynamic_axes))
+    model = to_onnx(traced.program, traced.arrays, opset, name=type(model_or_fn).__name__)
     try:
         onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         raise ExportError(f"the ONNX model fails onnx.checker: {error}",
                           hint="report it with the model: this is a bug in fw_onnx") from None
+    error = _agreement(model, traced)
+    if error is not None and error > AGREEMENT * peak(traced.reference):
+        raise ExportError(f"the ONNX model's outputs differ from fw's by {error:.3g} on the "
+                          "example inputs (run by onnx.reference)",
+                          hint="report it with the model: this is a bug in fw_onnx")
     path = Path(path)
     onnx.save(model, path)
     return OnnxExport(path, model.opset_import[0].version,
-                      sorted({node.op_type for node in model.graph.node}), path.stat().st_size)
+                      sorted({node.op_type for node in model.graph.node}), path.stat().st_size,
+                      error)
+
+
+def _agreement(model: onnx.ModelProto, traced) -> float | None:
+    """How far onnx's own reference evaluator, run on the example inputs, is from fw; None
+    where the evaluator cannot run the model (it lacks some of ONNX, e.g. an RNN with Relu)."""
+    from onnx.reference import ReferenceEvaluator
+
+    feeds = dict(zip(traced.signature.names, traced.signature.arrays))
+    try:
+        with np.errstate(all="ignore"):
+            outputs = ReferenceEvaluator(model).run(None, feeds)
+    except (RuntimeError, NotImplementedError) as error:
+        if "Unknown" not in str(error) and not isinstance(error, NotImplementedError):
+            raise
+        return None
+    return agreement(outputs, traced.reference)[0]
 
 
 def _dynamic_dims(dynamic_axes: dict | None) -> dict | None:

@@ -181,3 +181,23 @@ def test_the_command_lists_ops_and_describes_a_file(tmp_path, capsys):
     assert cli.main([str(tmp_path / "t.onnx")]) == 0
     out = capsys.readouterr().out
     assert "opset ai.onnx 18" in out and "  Tanh" in out.splitlines()
+
+
+def test_a_model_onnx_reference_disagrees_with_is_refused(tmp_path, monkeypatch):
+    export_module = sys.modules["fw_onnx.export"]  # the module: fw_onnx.export is the function
+
+    def wrong(*args, **kwargs):  # a writer bug: Tanh written as Sigmoid
+        model = export_module_to_onnx(*args, **kwargs)
+        for node in model.graph.node:
+            node.op_type = "Sigmoid" if node.op_type == "Tanh" else node.op_type
+        return model
+
+    export_module_to_onnx = export_module.to_onnx
+    monkeypatch.setattr(export_module, "to_onnx", wrong)
+    with pytest.raises(ExportError, match="differ from fw's") as error:
+        fw_onnx.export(lambda x: fw.tanh(x), (_x(2, 3),), tmp_path / "t.onnx")
+    assert "onnx.reference" in str(error.value)
+    assert not (tmp_path / "t.onnx").exists()
+    monkeypatch.undo()
+    result = fw_onnx.export(lambda x: fw.tanh(x), (_x(2, 3),), tmp_path / "t.onnx")
+    assert result.max_abs_error < 1e-6 and "max abs error" in str(result)
