@@ -29,7 +29,7 @@ FAMILIES: dict[str, str] = {
 
 #: kernel module -> the helper modules of ``fw_edge.kernels`` it imports (for ``pack``)
 HELPERS: dict[str, tuple[str, ...]] = {
-    "pointwise": ("blocks", "erf"), "conv": ("windows",), "pool": ("windows",),
+    "pointwise": ("blocks", "erf", "gelu"), "conv": ("windows",), "pool": ("windows",),
     "attention": ("softmax",),
 }
 

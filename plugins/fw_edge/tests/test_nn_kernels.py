@@ -39,6 +39,24 @@ def test_rms_norm(one, rng):
     np.testing.assert_allclose(out, _standardize(x, -1, 1e-6, center=False) * w, **F32)
 
 
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_half_precision_norms_compute_in_float32(one, rng, op):
+    x, w = f32(rng, 5, 384).astype(np.float16), f32(rng, 384).astype(np.float16)
+    out = one(op, [x, w], [5, 384], out_dtype="float16", weights=(1,), normalized_shape=(384,),
+              eps=1e-5, has_weight=True, has_bias=False)
+    assert out.dtype == np.float16
+    ref = _standardize(x, -1, 1e-5, center=op == "layer_norm") * w
+    np.testing.assert_allclose(out.astype(np.float64), ref, rtol=2e-3, atol=2e-3)
+
+
+def test_layer_norm_of_rows_far_from_zero_keeps_precision(one, rng):
+    # float32 holds x to 1e-4 of its spread; E[x^2] - E[x]^2 would lose all of it
+    x = f32(rng, 64, 384) * 0.1 + 100
+    out = one("layer_norm", [x], [64, 384], normalized_shape=(384,), eps=1e-5,
+              has_weight=False, has_bias=False)
+    np.testing.assert_allclose(out, _standardize(x, -1, 1e-5), rtol=0, atol=3e-4)
+
+
 def test_group_norm(one, rng):
     x, w, b = f32(rng, 2, 6, 5), f32(rng, 6), f32(rng, 6)
     out = one("group_norm", [x, w, b], [2, 6, 5], weights=(1, 2), num_groups=3, eps=1e-5,

@@ -22,23 +22,34 @@ def _present(tensors, flags):
 
 def _standardizer(spec, rows: int, width: int, eps: float, center: bool):
     """``fn(work, x)``: ``x`` (``rows`` x ``width`` elements) into the 2-d ``work`` with each
-    row centred (if ``center``) and scaled to unit mean square plus ``eps``."""
+    row centred (if ``center``) and scaled to unit mean square plus ``eps``.
+
+    Four passes over the rows (two without centring): their means as one matrix-vector
+    product against a column of ``1 / width``, the centring into ``work``, the sums of squares
+    as row dot products, the scaling by each row's reciprocal root into ``work``; the
+    arithmetic between is on ``rows`` numbers."""
     dtype = np.dtype(np.float32) if spec.out.dtype == np.float16 else spec.out.dtype
-    mean, power = spec.scratch((rows, 1), dtype), spec.scratch((rows, 1), dtype)
+    mean, scale = spec.scratch((rows, 1), dtype), spec.scratch((rows, 1), dtype)
     inv = dtype.type(1.0 / width if width else np.nan)
+    averaging = np.full((width, 1), inv, dtype)
     eps = dtype.type(eps)
+    cast = spec.inputs[0].dtype != dtype  # half precision: into the float32 work array first
 
     def run(work, x):
-        np.copyto(work, x.reshape(rows, width), casting="unsafe")
+        x = x.reshape(rows, width)
+        if cast:
+            np.copyto(work, x, casting="unsafe")
+            x = work
         if center:
-            np.sum(work, axis=1, keepdims=True, out=mean)
-            np.multiply(mean, inv, out=mean)
-            np.subtract(work, mean, out=work)
-        np.einsum("ij,ij->i", work, work, out=power[:, 0])
-        np.multiply(power, inv, out=power)
-        np.add(power, eps, out=power)
-        np.sqrt(power, out=power)
-        np.true_divide(work, power, out=work)
+            np.matmul(x, averaging, out=mean)
+            np.subtract(x, mean, out=work)
+            x = work
+        np.einsum("ij,ij->i", x, x, out=scale[:, 0])
+        np.multiply(scale, inv, out=scale)
+        np.add(scale, eps, out=scale)
+        np.sqrt(scale, out=scale)
+        np.true_divide(1, scale, out=scale)
+        np.multiply(x, scale, out=work)
     return run, dtype
 
 
@@ -51,17 +62,16 @@ def _normalization(spec, rows, width, center, weight, bias, affine_shape):
     work = spec.scratch((rows, width), dtype) if wide else None
     n_extra = (weight is not None) + (bias is not None)
     shape = out.shape
+    multiply, add = np.multiply, np.add
 
     def run(o, x, *tensors):
-        w = tensors[0].reshape(affine_shape) if weight is not None else None
-        b = tensors[n_extra - 1].reshape(affine_shape) if bias is not None else None
         rows_out = work if wide else o.reshape(rows, width)
         standardize(rows_out, x)
         target = rows_out.reshape(shape)
-        if w is not None:
-            np.multiply(target, w, out=target)
-        if b is not None:
-            np.add(target, b, out=target)
+        if weight is not None:
+            multiply(target, tensors[0].reshape(affine_shape), out=target)
+        if bias is not None:
+            add(target, tensors[n_extra - 1].reshape(affine_shape), out=target)
         if wide:
             np.copyto(o, target, casting="unsafe")
     return Writes(run)

@@ -11,6 +11,10 @@ An output of several cache blocks (:mod:`.blocks`) is computed block by block, t
 split between threads, so that a long chain (GELU) keeps its working arrays in cache: the
 working arrays are then a block's size, one set per thread, and the inputs are read through
 views broadcast to the output's shape. Each element is computed by the same calls either way.
+
+A float32 formula that is an exact GELU (:func:`.gelu.matches`, read from its steps) runs
+:func:`.gelu.gelu` instead, block by block the same way: float32 throughout, accurate to GELU's
+needs rather than to erfc's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ..errors import EdgeError
 from ..kernel_api import Kernel, Writes
 from . import blocks
 from . import erf as _erf
+from . import gelu as _gelu
 
 
 def _where(c, a, b, out):
@@ -105,9 +110,15 @@ def pointwise(spec):
     compute, shape = np.dtype(spec.attrs["compute"]), spec.out.shape
     if not steps:
         return Writes(_copy_of(result, compute))
+    if _runs_gelu(spec, compute) and _gelu.matches(steps, result):
+        def build(block):
+            return _gelu_chain(spec, block)
+    else:
+        def build(block):
+            return _chain(spec, steps, result, compute, block)
     keys = blocks.cut(shape)
     if len(keys) == 1 or len(steps) == 1 and steps[0][0] not in _LONG:  # one pass: no gain
-        return Writes(_chain(spec, steps, result, compute, None))
+        return Writes(build(None))
     dummy = np.broadcast_to(np.empty((), np.uint8), shape)  # gives each block's shape
     work = []  # per thread: (key, the chain planned for that block's shape) of its blocks
     for part in blocks.parts(keys):
@@ -115,7 +126,7 @@ def pointwise(spec):
         for key in part:
             size = dummy[key].shape
             if size not in chains:
-                chains[size] = _chain(spec, steps, result, compute, size)
+                chains[size] = build(size)
         work.append([(key, chains[dummy[key].shape]) for key in part])
     whole = [a.shape == shape for a in spec.inputs]
 
@@ -128,6 +139,23 @@ def pointwise(spec):
 def _run_blocks(pairs, out, xs) -> None:
     for key, chain in pairs:
         chain(out[key], *[x[key] for x in xs])
+
+
+def _runs_gelu(spec, compute) -> bool:
+    """Whether the node's dtypes are those :mod:`.gelu`'s kernel runs: float32 throughout, one
+    input of the output's shape."""
+    f32 = np.dtype(np.float32)
+    return (compute == f32 and spec.out.dtype == f32 and len(spec.inputs) == 1
+            and spec.inputs[0].dtype == f32 and spec.inputs[0].shape == spec.out.shape)
+
+
+def _gelu_chain(spec, block):
+    """``fn(out, x)``: :func:`.gelu.gelu` with working arrays of the output's shape, or of
+    shape ``block``."""
+    shape = spec.out.shape if block is None else block
+    work = tuple(spec.scratch(shape, np.float32) for _ in range(_gelu.WORK))
+    kernel = _gelu.gelu
+    return lambda out, x: kernel(x, out, work)
 
 
 def _chain(spec, steps, result, compute, block):
