@@ -14,6 +14,7 @@ from .fold import Fold, Unfold
 from .instance_norm import *  # noqa: F403
 from .instance_norm import __all__ as _instance_norms
 from .linear import Bilinear, Identity, Linear
+from .lora import LoRA
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -56,7 +57,7 @@ from .upsampling import __all__ as _upsamplings
 __all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear",
            "Conv1d", "Conv2d", "ConvTranspose2d", "Dropout", "Embedding", "Flatten", "GRU",
            "GroupNorm", "Identity", "LSTM", "LayerNorm", "Linear", "MaxPool2d", "ModuleDict",
-           "ModuleList", "MultiheadAttention", "RMSNorm", "RNN", "Sequential",
+           "ModuleList", "LoRA", "MultiheadAttention", "RMSNorm", "RNN", "Sequential",
            "AlphaDropout", "CosineSimilarity", "Dropout1d", "Dropout2d", "Dropout3d",
            "EmbeddingBag", "FeatureAlphaDropout", "GRUCell", "LSTMCell", "PairwiseDistance",
            "ParameterDict", "ParameterList", "RNNCell",
