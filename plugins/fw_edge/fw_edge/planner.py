@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import blas
 from .errors import EdgeError
 from .kernel_api import ArraySpec, NodeSpec, View
 from .sizes import resolve, resolve_shape
+from .thread_choice import ThreadChoice
 
 _INPUT, _WEIGHT, _BUFFER, _FRESH, _VIEW = range(5)
 
@@ -30,6 +32,10 @@ class Plan:
             values share a buffer after one of them died).
         scratch: the kernels' working arrays.
         source: the generated code of ``run`` (a line per step).
+        thread_choice: for a plan of few-row matrix products
+            (:func:`fw_edge.blas.prefers_one_thread`), the
+            :class:`~fw_edge.thread_choice.ThreadChoice` running each call on NumPy's BLAS
+            threads or on one, whichever its recent calls found faster; else None.
     """
 
     def __init__(self, spec, table, sizes: dict[str, int]):
@@ -49,6 +55,12 @@ class Plan:
         self.lines = [self._line(i, node, step) for i, (node, step) in
                       enumerate(zip(spec.nodes, self.steps))]
         self.run = self._generate()
+        shapes = {v: a.shape for v, a in self.arrays.items()}
+        controls = blas.controls() if blas.prefers_one_thread(spec.nodes, shapes) else None
+        self.thread_choice = None
+        if controls is not None:
+            self.thread_choice = ThreadChoice((self.run, blas.one_thread(self.run, *controls)))
+            self.run = self.thread_choice
 
     # -- kernels ----------------------------------------------------------------------------
     def _build(self, node, table, outputs):

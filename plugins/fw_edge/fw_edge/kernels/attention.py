@@ -6,9 +6,10 @@ gives 0, not NaN. Half precision is computed in float32.
 The scores live in a working array *transposed*, (..., keys, queries): the softmax then
 reduces over the second-to-last axis, which NumPy vectorises across the queries (a reduction
 along a short last axis costs it per row, twice as long at BERT's sizes). They are k q^T, so q
-is copied transposed first: OpenBLAS's threaded product against a transposed operand is
-several times slower at these sizes than the copy and a plain product. The softmax's division
-is applied to the output (D values per query) rather than to the scores (one per key).
+is copied transposed first, and scaled in that copy (D values per query rather than one per
+key): OpenBLAS's threaded product against a transposed operand is several times slower at
+these sizes than the copy and a plain product. The softmax's division is applied to the
+output (D values per query) rather than to the scores (one per key).
 """
 
 from __future__ import annotations
@@ -47,9 +48,8 @@ def attention(spec):
     result = spec.scratch(spec.out.shape, dtype) if wide else None
 
     def run(out, q, k, v, *extra):
-        np.copyto(q_t, np.swapaxes(q, -1, -2))
+        np.multiply(np.swapaxes(q, -1, -2), scale, out=q_t)
         np.matmul(k, q_t, out=scores, dtype=dtype)
-        np.multiply(scores, scale, out=scores)
         if mask is not None:
             mask_t = np.swapaxes(extra[0].reshape(mask_shape), -1, -2)
         if mask is not None and mask.dtype != np.bool_:

@@ -21,27 +21,26 @@ def softmax_into(spec, shape, dtype, dim, safe=False, log=False, divide=True):
     a smaller result instead (attention divides its output, not its scores)."""
     small = _reduced(shape, dim)
     top, total = spec.scratch(small, dtype), spec.scratch(small, dtype)
-    flags = spec.scratch(small, np.bool_) if safe else None
     work = spec.scratch(shape, dtype) if log else None
-    minus_inf = dtype.type(-np.inf)
+    lowest, one = dtype.type(np.finfo(dtype).min), dtype.type(1)
+    # the ufuncs' own reductions: np.max / np.sum wrap them in a few µs of Python
+    maximum, add = np.maximum.reduce, np.add.reduce
 
     def run(e):
-        np.max(e, axis=dim, keepdims=True, out=top)
-        if safe:
-            np.equal(top, minus_inf, out=flags)
-            np.copyto(top, 0, where=flags)  # then exp(-inf - 0) = 0: the slice sums to 0
+        maximum(e, axis=dim, keepdims=True, out=top)
+        if safe:  # a maximum of -inf becomes the lowest number: exp(-inf - it) = 0, sum 0
+            np.maximum(top, lowest, out=top)
         np.subtract(e, top, out=e)
         if log:
             np.exp(e, out=work)
-            np.sum(work, axis=dim, keepdims=True, out=total)
+            add(work, axis=dim, keepdims=True, out=total)
             np.log(total, out=total)
             np.subtract(e, total, out=e)
             return None
         np.exp(e, out=e)
-        np.sum(e, axis=dim, keepdims=True, out=total)
-        if safe:
-            np.equal(total, 0, out=flags)
-            np.copyto(total, 1, where=flags)
+        add(e, axis=dim, keepdims=True, out=total)
+        if safe:  # a slice with a finite maximum sums to 1 at least (its exp(0)); 0 -> 1
+            np.maximum(total, one, out=total)
         if not divide:
             return total
         np.true_divide(e, total, out=e)
