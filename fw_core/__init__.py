@@ -22,6 +22,7 @@ from .device import available as available_devices  # noqa: E402
 from .device import get as device  # noqa: E402
 from .dtypes import (  # noqa: E402
     DType,
+    bfloat16,
     bool_,
     float16,
     float32,

@@ -2,28 +2,37 @@
 
 Promotion follows PyTorch: within a category (bool < integer < floating) the wider type wins;
 across categories the higher category wins; ``uint8`` with a signed integer gives the signed
-one, widened to hold both (``uint8`` with ``int8`` is ``int16``). A Python scalar never widens
-a tensor of its own category or a higher one (``float32_tensor * 2.0`` stays float32); an int
-scalar lifts a bool tensor to int64, a float scalar lifts an integer or bool tensor to the
-default float dtype (float32).
+one, widened to hold both (``uint8`` with ``int8`` is ``int16``); the two 16-bit floats give
+float32 (neither holds the other: float16 has the precision, bfloat16 the range). A Python
+scalar never widens a tensor of its own category or a higher one (``float32_tensor * 2.0``
+stays float32); an int scalar lifts a bool tensor to int64, a float scalar lifts an integer or
+bool tensor to the default float dtype (float32).
 
-=========  =======  =======  =======  =======  =======  =======  =======  =======  =======
- a \\ b     bool     uint8    int8     int16    int32    int64    float16  float32  float64
-=========  =======  =======  =======  =======  =======  =======  =======  =======  =======
- bool      bool     uint8    int8     int16    int32    int64    float16  float32  float64
- uint8     uint8    uint8    int16    int16    int32    int64    float16  float32  float64
- int8      int8     int16    int8     int16    int32    int64    float16  float32  float64
- int16     int16    int16    int16    int16    int32    int64    float16  float32  float64
- int32     int32    int32    int32    int32    int32    int64    float16  float32  float64
- int64     int64    int64    int64    int64    int64    int64    float16  float32  float64
- float16   float16  float16  float16  float16  float16  float16  float16  float32  float64
- float32   float32  float32  float32  float32  float32  float32  float32  float32  float64
- float64   float64  float64  float64  float64  float64  float64  float64  float64  float64
-=========  =======  =======  =======  =======  =======  =======  =======  =======  =======
+bfloat16 is stored as ``ml_dtypes.bfloat16`` (NumPy has no bfloat16 of its own). That type is
+of NumPy kind ``"V"``, not ``"f"``: code that asks whether a raw array is floating uses
+:data:`FLOAT_KINDS` or :func:`is_float`, never ``kind == "f"``.
+
+======== ===== ===== ===== ===== ===== ===== ===== ===== ===== =====
+a \\ b   bool  u8    i8    i16   i32   i64   f16   bf16  f32   f64
+======== ===== ===== ===== ===== ===== ===== ===== ===== ===== =====
+bool     bool  u8    i8    i16   i32   i64   f16   bf16  f32   f64
+u8       u8    u8    i16   i16   i32   i64   f16   bf16  f32   f64
+i8       i8    i16   i8    i16   i32   i64   f16   bf16  f32   f64
+i16      i16   i16   i16   i16   i32   i64   f16   bf16  f32   f64
+i32      i32   i32   i32   i32   i32   i64   f16   bf16  f32   f64
+i64      i64   i64   i64   i64   i64   i64   f16   bf16  f32   f64
+f16      f16   f16   f16   f16   f16   f16   f16   f32   f32   f64
+bf16     bf16  bf16  bf16  bf16  bf16  bf16  f32   bf16  f32   f64
+f32      f32   f32   f32   f32   f32   f32   f32   f32   f32   f64
+f64      f64   f64   f64   f64   f64   f64   f64   f64   f64   f64
+======== ===== ===== ===== ===== ===== ===== ===== ===== ===== =====
+
+(u8 is uint8, i16 int16, f16 float16, bf16 bfloat16, f32 float32, and so on.)
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 BOOL, INTEGER, FLOATING = 0, 1, 2
@@ -58,11 +67,12 @@ int16 = DType("int16", np.int16, INTEGER)
 int32 = DType("int32", np.int32, INTEGER)
 int64 = DType("int64", np.int64, INTEGER)
 float16 = DType("float16", np.float16, FLOATING)
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, FLOATING)
 float32 = DType("float32", np.float32, FLOATING)
 float64 = DType("float64", np.float64, FLOATING)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
-FLOATS = (float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATS = (float16, bfloat16, float32, float64)
 INTEGERS = (uint8, int8, int16, int32, int64)
 default_float = float32
 default_int = int64
@@ -72,10 +82,21 @@ _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int
                 short=int16)
 #: NumPy dtype -> DType; the hot path maps raw arrays back to fw dtypes through this.
 BY_NUMPY = {d.numpy: d for d in ALL}
+#: NumPy kinds of fw's floating dtypes: "f", and "V" for bfloat16. ml_dtypes' types are of the
+#: "void" kind; bfloat16 is the only such dtype an fw tensor can hold (BY_NUMPY admits no other).
+FLOAT_KINDS = "fV"
+#: The 16-bit floats' NumPy dtypes, which kernels compute in float32 and round back (as
+#: PyTorch's CPU kernels do). A frozenset: a membership test is one hash, for the hot path.
+HALF_NUMPY = frozenset((float16.numpy, bfloat16.numpy))
+
+
+def is_float(np_dtype: np.dtype) -> bool:
+    """Whether a raw array of NumPy dtype ``np_dtype`` holds one of fw's floating dtypes."""
+    return np_dtype.kind in FLOAT_KINDS
 
 
 def from_name(name: str) -> DType:
-    """The DType called ``name`` ("float32", "int64", "double", ...)."""
+    """The DType called ``name`` ("float32", "bfloat16", "int64", "double", ...)."""
     from .errors import DTypeError
 
     try:
@@ -123,7 +144,9 @@ def _promote(a: DType, b: DType) -> DType:
     if a.category == INTEGER and uint8 in (a, b):
         signed = b if a is uint8 else a
         return int16 if signed is int8 else signed  # holds 0..255 and the signed range
-    return a if a.itemsize >= b.itemsize else b
+    if a.category == FLOATING and a.itemsize == b.itemsize:  # float16, bfloat16: float32 holds both
+        return float32
+    return a if a.itemsize > b.itemsize else b
 
 
 #: (DType, DType) -> DType, and the same keyed by NumPy dtypes for the hot path.

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from . import dtypes as _dt
 from .errors import ArgumentError
 
 __all__ = ["get_printoptions", "set_printoptions"]
@@ -74,6 +75,8 @@ def format_values(values: np.ndarray, prefix: str) -> str:
     opts = PRINT_OPTS
     threshold = sys.maxsize if opts.threshold == float("inf") else int(opts.threshold)
     formatter = None
+    if values.dtype == _dt.bfloat16.numpy:  # exact in float32, which NumPy formats as a float
+        values = values.astype(np.float32)
     if opts.sci_mode and values.dtype.kind == "f":
         formatter = {"float_kind": lambda v: f"{v:.{opts.precision}e}"}
     return np.array2string(values, separator=", ", precision=opts.precision, prefix=prefix,

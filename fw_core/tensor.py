@@ -130,7 +130,7 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point one (a method, as in PyTorch)."""
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in _dt.FLOAT_KINDS
 
     @property
     def data(self) -> Tensor:
@@ -278,7 +278,7 @@ class Tensor:
             raise AutogradError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                 "allowed", hint="make a clone to get a normal tensor: t = t.clone()")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in _dt.FLOAT_KINDS:
             raise UnsupportedError(
                 f"only floating-point tensors can require gradients, got {self.dtype.name}",
                 hint="convert first: t = t.float()",

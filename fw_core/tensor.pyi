@@ -100,6 +100,7 @@ class Tensor:
     def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor: ...  # fw_core.ops.linalg_composed.baddbmm
     def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling._bernoulli_method
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor: ...  # fw_core.ops.sampling.bernoulli_
+    def bfloat16(self) -> Tensor: ...  # fw_core.ops.conversions.to_bfloat16
     def bincount(self, weights: Any = None, minlength: int = 0) -> Tensor: ...  # fw_core.ops.counting.bincount
     def bitwise_and(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_and
     def bitwise_left_shift(self, b: Any) -> Tensor: ...  # fw_core.ops.bitwise.bitwise_left_shift
@@ -189,6 +190,8 @@ class Tensor:
     def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor: ...  # fw_core.ops.index_update.index_fill
     def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor: ...  # index_fill_, made from fw_core.ops.index_update.index_fill
     def index_select(self, dim: int, index: Tensor) -> Tensor: ...  # fw_core.ops.indexing.index_select
+    def index_write(self, dim: int, index: Tensor, source: Tensor) -> Tensor: ...  # fw_core.ops.index_update.index_write
+    def index_write_(self, dim: int, index: Tensor, source: Tensor) -> Tensor: ...  # index_write_, made from fw_core.ops.index_update.index_write
     def int(self) -> Tensor: ...  # fw_core.ops.conversions.to_int32
     def is_complex(self) -> bool: ...  # fw_core.tensor.Tensor.is_complex
     def is_contiguous(self) -> bool: ...  # fw_core.ops.shape.is_contiguous

@@ -39,6 +39,7 @@ from __future__ import annotations
 import inspect
 
 from .. import capture
+from .. import dtypes as _dt
 from .._state import state
 from ..errors import ArgumentTypeError, AutogradError, FwError, UnsupportedError
 from ..records import Structure
@@ -239,7 +240,7 @@ def _record(cls, ctx, tensor_args, outputs, single) -> None:
     ctx._to_save = ()
     excluded = {id(t) for t in ctx._non_differentiable}
     for index, t in enumerate(outputs):
-        if not isinstance(t, Tensor) or t._data.dtype.kind != "f" or id(t) in excluded:
+        if not isinstance(t, Tensor) or not _dt.is_float(t._data.dtype) or id(t) in excluded:
             continue
         if single:
             t._node = node

@@ -24,6 +24,7 @@ import struct
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import CheckpointError
 
 CHECKSUM_KEY = "__fw_sha256__"
@@ -35,12 +36,15 @@ _MAX_RANK = 64
 DTYPES = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
           "U16": np.dtype("<u2"), "I16": np.dtype("<i2"), "F16": np.dtype("<f2"),
           "U32": np.dtype("<u4"), "I32": np.dtype("<i4"), "F32": np.dtype("<f4"),
-          "U64": np.dtype("<u8"), "I64": np.dtype("<i8"), "F64": np.dtype("<f8")}
+          "U64": np.dtype("<u8"), "I64": np.dtype("<i8"), "F64": np.dtype("<f8"),
+          "BF16": _dt.bfloat16.numpy}
 _CODES = {(d.kind, d.itemsize): code for code, d in DTYPES.items()}
 
 
 def code_of(dtype: np.dtype) -> str | None:
     """The safetensors dtype code of a NumPy dtype, or None when the format has none."""
+    if dtype == _dt.bfloat16.numpy:  # ml_dtypes' kind is "V": not found by kind and size
+        return "BF16"
     return _CODES.get((dtype.kind, dtype.itemsize)) if dtype.kind in "biuf" else None
 
 

@@ -191,9 +191,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p: float = 0.0
         attrs = {"scale": float(scale), "is_causal": bool(is_causal), "dropout_p": float(dropout_p),
                  "has_mask": attn_mask is not None}
         dtype = q._data.dtype
-        if dtype.kind != "f" or k._data.dtype != dtype or v._data.dtype != dtype or min(
-                q._data.ndim, k._data.ndim) < 2 or (attn_mask is not None and
-                                                     attn_mask._data.dtype.kind not in "bf"):
+        if not _dt.is_float(dtype) or k._data.dtype != dtype or v._data.dtype != dtype or min(
+                q._data.ndim, k._data.ndim) < 2 or (attn_mask is not None and not (
+                    attn_mask._data.dtype.kind == "b" or _dt.is_float(attn_mask._data.dtype))):
             raise meta_error(SCALED_DOT_PRODUCT_ATTENTION, inputs, attrs)
         if dropout_p > 0.0:
             scores = broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])

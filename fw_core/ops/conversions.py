@@ -17,7 +17,8 @@ def _float(x: Tensor) -> Tensor:
 
 #: PyTorch's legacy tensor-type names, by dtype ("FloatTensor": float32)
 TENSOR_TYPE_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor",
-                     _dt.float16: "HalfTensor", _dt.int64: "LongTensor", _dt.int32: "IntTensor",
+                     _dt.float16: "HalfTensor", _dt.bfloat16: "BFloat16Tensor",
+                     _dt.int64: "LongTensor", _dt.int32: "IntTensor",
                      _dt.int16: "ShortTensor", _dt.int8: "CharTensor", _dt.uint8: "ByteTensor",
                      _dt.bool_: "BoolTensor"}
 _BY_TYPE_NAME = {name: dtype for dtype, name in TENSOR_TYPE_NAMES.items()}
@@ -68,7 +69,8 @@ def new_tensor(x: Tensor, data, **kwargs) -> Tensor:
 #: Tensor methods this module provides (bound by fw_core.tensor_methods)
 METHODS = {
     "clone": clone, "float": _float, "double": _as(_dt.float64), "half": _as(_dt.float16),
-    "long": _as(_dt.int64), "int": _as(_dt.int32), "bool": _as(_dt.bool_),
+    "bfloat16": _as(_dt.bfloat16), "long": _as(_dt.int64), "int": _as(_dt.int32),
+    "bool": _as(_dt.bool_),
     "byte": _as(_dt.uint8), "short": _as(_dt.int16), "char": _as(_dt.int8), "astype": cast,
     "type": tensor_type, "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full,
     "new_tensor": new_tensor,

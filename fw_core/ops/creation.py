@@ -177,7 +177,7 @@ def _host_array(data, dtype: _dt.DType | None) -> np.ndarray:
     elif array.dtype not in _dt.BY_NUMPY:
         if array.dtype.kind in "iu" and array.dtype.itemsize <= 8:
             array = array.astype(np.int64)
-        elif array.dtype.kind == "f":
+        elif _dt.is_float(array.dtype):
             array = array.astype(np.float32 if array.dtype.itemsize <= 4 else np.float64)
         else:
             _dt.from_numpy(array.dtype)  # raises a DTypeError naming the supported dtypes

@@ -189,7 +189,7 @@ NLL_LOSS = define_op(
 def _class_call(op, x, target, weight, attrs):
     inputs = (x, target) if weight is None else (x, target, weight)
     xd, td = x._data, target._data
-    if xd.dtype.kind != "f" or xd.ndim == 0:
+    if not _dt.is_float(xd.dtype) or xd.ndim == 0:
         raise meta_error(op, inputs, attrs)
     dim = _class_dim(xd.ndim)
     classes = xd.shape[dim]
@@ -242,7 +242,7 @@ def cross_entropy(input, target, weight=None, size_average=None,  # noqa: A002
                                  values=(input, target), label_smoothing=label_smoothing)
         attrs = {"ignore_index": int(ignore_index), "reduction": reduction,
                  "label_smoothing": float(label_smoothing),
-                 "probs": target._data.dtype.kind == "f"}
+                 "probs": _dt.is_float(target._data.dtype)}
         return _class_call(CROSS_ENTROPY, input, target, weight, attrs)
     except FwError as err:
         raise located(err, "cross_entropy", (input, target, weight), ignore_index=ignore_index,

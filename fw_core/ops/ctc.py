@@ -14,6 +14,7 @@ __all__ = ["ctc_loss"]
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import ArgumentError, DTypeError, FwError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from . import reduction as _reduction
@@ -149,7 +150,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     """
     try:
         _check_reduction("ctc_loss", reduction)
-        if log_probs.ndim not in (2, 3) or log_probs._data.dtype.kind != "f":
+        if log_probs.ndim not in (2, 3) or not _dt.is_float(log_probs._data.dtype):
             raise ShapeError(f"log_probs must be floating (T, N, C) or (T, C), got "
                              f"{log_probs.dtype.name} {tuple(log_probs.shape)}", op="ctc_loss",
                              hint="pass log_softmax(logits, dim=-1) with time first")

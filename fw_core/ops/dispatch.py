@@ -12,7 +12,15 @@ import warnings
 from .._state import state
 from ..autograd.grad_mode import INFERENCE
 from ..autograd.node import Node
-from ..errors import ArgumentTypeError, DeviceError, FwError, KernelError, UnsupportedError
+from ..dtypes import FLOAT_KINDS, bfloat16
+from ..errors import (
+    ArgumentTypeError,
+    DeviceError,
+    DTypeError,
+    FwError,
+    KernelError,
+    UnsupportedError,
+)
 from ..tensor import Tensor
 from .allocation import out_of_memory
 from .meta import describe, located, spec_of
@@ -46,7 +54,8 @@ def apply(op, inputs: tuple, attrs: dict = _EMPTY) -> Tensor:
         raise not_a_tensor(op, next((t for t in inputs if not isinstance(t, Tensor)),
                                     inputs[0]), inputs) from None
     if op.float_result:
-        arrays = [a if a.dtype.kind == "f" else a.astype(float_input(a.dtype)) for a in arrays]
+        arrays = [a if a.dtype.kind in FLOAT_KINDS else a.astype(float_input(a.dtype))
+                  for a in arrays]
     try:
         kernel = device.kernels[op]
     except KeyError:
@@ -71,7 +80,7 @@ def finish(op, inputs: tuple, attrs: dict, out, device) -> Tensor:
         if op.vjp is not None:
             for t in inputs:
                 if t.__class__ not in _SCALAR_TYPES and t.requires_grad:
-                    if out.dtype.kind == "f":
+                    if out.dtype.kind in FLOAT_KINDS:
                         result._node = Node(op, inputs, attrs, result, module)
                         result.requires_grad = True
                     break
@@ -91,7 +100,7 @@ def apply_unary(op, x) -> Tensor:
     except AttributeError:
         raise not_a_tensor(op, x) from None
     device = x._device
-    if op.float_result and data.dtype.kind != "f":
+    if op.float_result and data.dtype.kind not in FLOAT_KINDS:
         data = data.astype(float_input(data.dtype))
     try:
         kernel = device.kernels[op]
@@ -124,7 +133,7 @@ def _binary_tensors(op, a, b):
         raise mixed_devices(op, (a, b))
     ad = a._data
     bd = b._data
-    if ad.dtype is not bd.dtype or op.float_result and ad.dtype.kind != "f":
+    if ad.dtype is not bd.dtype or op.float_result and ad.dtype.kind not in FLOAT_KINDS:
         common = binary(ad.dtype, bd.dtype, op.float_result)
         ad = ad.astype(common, copy=False)
         bd = bd.astype(common, copy=False)
@@ -143,7 +152,7 @@ def _binary_tensors(op, a, b):
 
 def _binary_scalar(op, tensor, scalar, left, right, scalar_first):
     data = tensor._data
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in FLOAT_KINDS:
         wanted = with_scalar(data.dtype, scalar, op.float_result)
         if wanted != data.dtype:
             data = data.astype(wanted)
@@ -268,6 +277,12 @@ def explain_failure(op, inputs, attrs, exc) -> FwError:
             return out_of_memory(op.name, out, _device_of(inputs), describe(inputs))
     from .. import plugins
 
+    if any(isinstance(t, Tensor) and t._data.dtype == bfloat16.numpy for t in inputs):
+        return DTypeError(  # a kernel written before bfloat16, which NumPy's loops lack
+            f"the kernel has no bfloat16 path ({type(exc).__name__}: {exc}){meta_note}",
+            op=op.name, module=module, inputs=describe(inputs),
+            hint="compute this op in float32: pass x.float() and round the result back with "
+            f".bfloat16() (kernel of plugin {plugins.kernel_owner(op.name, inputs)})")
     return KernelError(
         f"kernel failed: {type(exc).__name__}: {exc}{meta_note}",
         op=op.name, module=module, inputs=describe(inputs),

@@ -1,5 +1,7 @@
 """Writes at positions along one dimension: ``index_add``, ``index_copy``, ``index_fill`` and
-``scatter_reduce``, with their in-place forms, as in PyTorch.
+``scatter_reduce``, with their in-place forms, as in PyTorch, and ``index_write``: an in-place
+``index_copy_`` done by one op, so that a compiled plan replays the write (a preallocated
+key/value cache filled one position per step).
 
 The ``index_*`` functions are compositions (an accumulating index, a scatter, a masked_fill),
 so their gradients are those ops'. ``scatter_reduce`` is an op: ``src`` is combined into
@@ -11,19 +13,20 @@ gradient evenly among the values equal to the result.
 
 from __future__ import annotations
 
-__all__ = ["index_add", "index_copy", "index_fill", "scatter_reduce"]
+__all__ = ["index_add", "index_copy", "index_fill", "index_write", "scatter_reduce"]
 
 import numbers
 
 from .. import dtypes as _dt
 from ..errors import DTypeError, FwError, InvalidArgumentError, ShapeError
-from ..records import Structure
+from ..records import Structure, TensorSpec
 from ..tensor import Tensor
 from . import anchors
 from ._elementwise_support import inplace_method
 from ._shape_support import _checked, _reshape
 from .broadcast import broadcast_to
 from .creation import full, ones, zeros
+from .dispatch import apply
 from .elementwise import where
 from .indexing import (
     _embed,
@@ -126,6 +129,49 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
         return _reshape(masked_fill(base, mask, value), tuple(input.shape))
     except FwError as err:
         raise located(err, op, (input, index), dim=dim, value=value) from None
+
+
+# -- index_write ----------------------------------------------------------------------------------
+def _index_write_meta(x, index, source, dim):
+    return TensorSpec(tuple(x.shape), x.dtype)
+
+
+INDEX_WRITE = define_op(
+    "index_write", family="index_update", builtin=True,
+    doc="Slice i of source written into x at position index[i] along dim, in x's own storage "
+        "(the op's declared side effect); returns x.",
+    signature="index_write(x: Tensor, index: Tensor[K], source: Tensor, dim: int) -> Tensor",
+    meta=_index_write_meta, vjp=None, structure=Structure.OPAQUE,
+    anchor=anchors.flat("a copy: the written positions take source's values, the rest keep x's"),
+    effects=(0,))
+
+
+def index_write(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``input.index_copy_(dim, index, source)`` as one op that writes into ``input``'s storage
+    and returns ``input``: a compiled function replays the write on every run (an in-place
+    method would stop it compiling), so a preallocated cache can be filled at a position given
+    as data. Not differentiable (use ``index_copy`` for that).
+
+    Raises:
+        DTypeError: ``index`` is not an integer tensor, or ``source``'s dtype is not input's.
+        ShapeError: ``index`` is not 1-d or 0-d, or ``source`` does not have input's shape with
+            ``len(index)`` along ``dim``.
+    """
+    op = "index_write"
+    try:
+        if input.ndim == 0:
+            raise ShapeError("cannot write along a dimension of a 0-d tensor", op=op,
+                             hint="reshape it to 1-d first")
+        base, d, idx = _along(input, dim, index, op)
+        src = _source(base, d, idx, source, op)
+        from ..capture import kernel_writes
+        from ..tensor_methods import bump_version  # binds every family: import it late
+
+        kernel_writes(input)  # a replay runs the kernel again: not an untraced write
+        bump_version(input)
+        return apply(INDEX_WRITE, (input, idx, src), {"dim": d})
+    except FwError as err:
+        raise located(err, op, (input, index, source), dim=dim) from None
 
 
 # -- scatter_reduce -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
 
 import warnings
 
+from .. import dtypes as _dt
 from ..errors import ArgumentError, FwError, ShapeError
 from ..records import Structure, TensorSpec
 from . import anchors, reduction
@@ -102,7 +103,7 @@ def _pair_op(name, doc, vjp, anchor, attrs=""):
 def _pair_call(op, x, target, attrs, *weights):
     _check_reduction(op.name, attrs["reduction"])
     xd, td = x._data, target._data
-    if xd.shape != td.shape or xd.dtype.kind != "f" or td.dtype.kind != "f":
+    if xd.shape != td.shape or not _dt.is_float(xd.dtype) or not _dt.is_float(td.dtype):
         raise meta_error(op, (x, target, *weights), attrs)
     if weights:
         _validated(op, (x, target, *weights), attrs)
@@ -251,7 +252,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None,  # noqa:
     try:
         data = input._data
         low, high = (float(data.min()), float(data.max())) if data.size and \
-            data.dtype.kind == "f" else (0.0, 0.0)
+            _dt.is_float(data.dtype) else (0.0, 0.0)
         if not 0.0 <= low <= high <= 1.0:  # NaN fails too, as in PyTorch
             raise FwError(f"all elements of input should be between 0 and 1, got values in "
                           f"[{low:.4g}, {high:.4g}]", op="binary_cross_entropy",
@@ -379,7 +380,7 @@ def kl_div(input, target, size_average=None, reduce=None,  # noqa: A002
         _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
         attrs = {"reduction": reduction, "log_target": bool(log_target)}
         xd, td = input._data, target._data
-        if xd.shape != td.shape or xd.dtype.kind != "f" or td.dtype.kind != "f":
+        if xd.shape != td.shape or not _dt.is_float(xd.dtype) or not _dt.is_float(td.dtype):
             raise meta_error(KL_DIV, (input, target), attrs)
         return apply(KL_DIV, (input, target), attrs)
     except FwError as err:

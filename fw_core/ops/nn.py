@@ -102,7 +102,7 @@ def _softmax_call(op, x, dim, dtype):
         if dtype is not None:
             x = x.to(dtype)
         attrs = {"dim": normalize_dim(dim, x._data.ndim, op.name)}
-        if x._data.dtype.kind != "f":
+        if not _dt.is_float(x._data.dtype):
             raise meta_error(op, (x,), attrs)
         return apply(op, (x,), attrs)
     except FwError as err:

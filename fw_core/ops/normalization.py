@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import capture
+from .. import dtypes as _dt
 from ..errors import (
     FwError,
     ShapeError,
@@ -175,7 +176,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
                  "has_running": has_running, "has_weight": weight is not None,
                  "has_bias": bias is not None}
         data = x._data
-        if data.dtype.kind != "f" or data.ndim < 2 or (
+        if not _dt.is_float(data.dtype) or data.ndim < 2 or (
                 training and data.shape[1] and data.size == data.shape[1]):
             raise meta_error(BATCH_NORM, inputs, attrs)
         if training and has_running:
@@ -263,7 +264,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
         inputs = (x, *(t for t in (weight, bias) if t is not None))
         attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
                  "has_weight": weight is not None, "has_bias": bias is not None}
-        if x._data.dtype.kind != "f" or not _trailing(x._data.shape, normalized_shape):
+        if not _dt.is_float(x._data.dtype) or not _trailing(x._data.shape, normalized_shape):
             raise meta_error(LAYER_NORM, inputs, attrs)
         return apply(LAYER_NORM, inputs, attrs)
     except FwError as err:
@@ -329,7 +330,8 @@ def group_norm(x, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
         attrs = {"num_groups": int(num_groups), "eps": float(eps), "has_weight": weight is not None,
                  "has_bias": bias is not None}
         data = x._data
-        if data.dtype.kind != "f" or data.ndim < 2 or num_groups <= 0 or data.shape[1] % num_groups:
+        if not _dt.is_float(data.dtype) or data.ndim < 2 or num_groups <= 0 or \
+                data.shape[1] % num_groups:
             raise meta_error(GROUP_NORM, inputs, attrs)
         return apply(GROUP_NORM, inputs, attrs)
     except FwError as err:
@@ -383,11 +385,11 @@ def rms_norm(x, normalized_shape, weight=None, eps: float | None = None):
         data = x._data
         if eps is None:
             eps = float(np.finfo(np.float32 if data.dtype == np.float16 else data.dtype).eps) \
-                if data.dtype.kind == "f" else 0.0
+                if _dt.is_float(data.dtype) else 0.0
         inputs = (x,) if weight is None else (x, weight)
         attrs = {"normalized_shape": normalized_shape, "eps": float(eps),
                  "has_weight": weight is not None}
-        if data.dtype.kind != "f" or not _trailing(data.shape, normalized_shape):
+        if not _dt.is_float(data.dtype) or not _trailing(data.shape, normalized_shape):
             raise meta_error(RMS_NORM, inputs, attrs)
         return apply(RMS_NORM, inputs, attrs)
     except FwError as err:

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 
 def float_input(dtype: np.dtype) -> np.dtype:
     """What an input of ``dtype`` becomes for a ``float_result`` op."""
-    return dtype if dtype.kind == "f" else _dt.default_float.numpy
+    return dtype if dtype.kind in _dt.FLOAT_KINDS else _dt.default_float.numpy
 
 
 def binary(a: np.dtype, b: np.dtype, float_result: bool) -> np.dtype:
@@ -29,7 +29,7 @@ def binary(a: np.dtype, b: np.dtype, float_result: bool) -> np.dtype:
 
 def with_scalar(dtype: np.dtype, scalar, float_result: bool) -> np.dtype:
     """The dtype a tensor operand of ``dtype`` has next to a (weak) Python ``scalar``."""
-    if dtype.kind == "f":
+    if dtype.kind in _dt.FLOAT_KINDS:
         return dtype
     wanted = _dt.result_type_with_scalar(_dt.BY_NUMPY[dtype], scalar).numpy
     return float_input(wanted) if float_result else wanted

@@ -21,6 +21,7 @@ import builtins
 import math
 from typing import NamedTuple
 
+from .. import dtypes as _dt
 from ..errors import ArgumentError, FwError, ShapeError, UnsupportedError
 from ..records import Reduction, Structure
 from ..tensor import Tensor
@@ -330,7 +331,7 @@ def mean(x, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=
     if dtype is not None:
         x = cast(x, dtype)
     attrs = {"dim": axes, "keepdim": bool(keepdim)}
-    if x._data.dtype.kind != "f":
+    if not _dt.is_float(x._data.dtype):
         _check(MEAN, x, attrs)
     return apply(MEAN, (x,), attrs)
 
@@ -423,7 +424,7 @@ def _spread(op, x, dim, unbiased, keepdim, correction):
         correction = 1 if unbiased else 0
     attrs = {"dim": axes, "keepdim": bool(keepdim),
              "correction": 1 if correction is None else correction}
-    if x._data.dtype.kind != "f":
+    if not _dt.is_float(x._data.dtype):
         _check(op, x, attrs)
     return apply(op, (x,), attrs)
 
@@ -476,7 +477,7 @@ def norm(x, p=2, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     if dtype is not None:
         x = cast(x, dtype)
     attrs = {"p": float(p), "dim": axes, "keepdim": bool(keepdim)}
-    if x._data.dtype.kind != "f":
+    if not _dt.is_float(x._data.dtype):
         _check(NORM, x, attrs)
     return apply(NORM, (x,), attrs)
 

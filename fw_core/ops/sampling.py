@@ -82,7 +82,7 @@ def _result(op, values: np.ndarray, device, parameters: tuple) -> Tensor:
                        device, op, state.module_path)
     if state.inference_mode:
         out._vc = INFERENCE
-    if state.grad_enabled and values.dtype.kind == "f" and any(
+    if state.grad_enabled and _dt.is_float(values.dtype) and any(
             isinstance(p, Tensor) and p.requires_grad for p in parameters):
         out._node = Node(op, parameters, {}, out, state.module_path)
         out.requires_grad = True
@@ -95,7 +95,7 @@ def _rng(generator):
 
 def _float_input(op: str, t: Tensor) -> None:
     check_tensors(op, t)
-    if t._data.dtype.kind != "f":
+    if not _dt.is_float(t._data.dtype):
         raise UnsupportedError(f"{op} is not implemented for {t.dtype.name} tensors",
                                op=op, hint="convert the input first: t.float()")
 
@@ -184,7 +184,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     DTypeError for a non-floating input.
     """
     check_tensors("multinomial", input)
-    if input._data.dtype.kind != "f":
+    if not _dt.is_float(input._data.dtype):
         raise DTypeError(f"multinomial only supports floating-point dtypes for input, got: "
                          f"{input.dtype.name}", op="multinomial", hint="use weights.float()")
     if input.ndim not in (1, 2):
@@ -232,7 +232,7 @@ def _fill(x: Tensor, values) -> Tensor:
 
 
 def _float_fill(op: str, x: Tensor) -> None:
-    if x._data.dtype.kind != "f":
+    if not _dt.is_float(x._data.dtype):
         raise UnsupportedError(f"{op} is not implemented for {x.dtype.name} tensors",
                                op=op, hint="fill a floating tensor, or use random_ for integers")
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import capture
+from .. import dtypes as _dt
 from .._state import state as _grad_state
 from ..autograd import enable_grad
 from ..device import get as _get_device
@@ -443,7 +444,7 @@ def _restore(value, param: Tensor, index, key, scalars=("step",)):
         if value._device is not param._device:
             value = value.to(param._device)
         data = value._data
-        if param.is_floating_point() and data.dtype.kind == "f":
+        if param.is_floating_point() and _dt.is_float(data.dtype):
             data = data.astype(param._data.dtype)
         return _wrap(param._device.xp.array(data, copy=True), param._device)
     if isinstance(value, dict):

@@ -11,6 +11,7 @@ __all__ = ["MultiheadAttention"]
 
 import math
 
+from ... import dtypes as _dt
 from ..._state import state
 from ...errors import DTypeError, ShapeError
 from ...ops.attention import scaled_dot_product_attention
@@ -56,7 +57,7 @@ def _additive(mask, dtype, what: str):
     kind = mask._data.dtype.kind
     if kind == "b":
         return where(mask, -math.inf, 0.0).to(dtype)
-    if kind == "f":
+    if kind in _dt.FLOAT_KINDS:
         return mask.to(dtype)
     raise DTypeError(f"{what} must be bool or floating point, got {mask.dtype.name}",
                      op="MultiheadAttention", module=state.module_path or None,

@@ -1,6 +1,7 @@
 """Cases for :mod:`fw_core.ops.selection` and :mod:`fw_core.ops.index_update`: nonzero,
-masked_select/masked_scatter, take/take_along_dim, repeat_interleave, index_add/copy/fill and
-scatter_reduce (every reduction, with and without the input's own values, ties and zeros)."""
+masked_select/masked_scatter, take/take_along_dim, repeat_interleave, index_add/copy/fill,
+index_write and scatter_reduce (every reduction, with and without the input's own values, ties
+and zeros)."""
 
 import numpy as np
 
@@ -99,6 +100,11 @@ CASES = [
     OpCase("scatter", "index_copy", [arg(4, 3), value(np.array([2, 0])), arg(2, 3)],
            **same(lambda x, i, s: x.index_copy(0, i, s)),
            reference=lambda x, i, s: np.concatenate([s[1:2], x[1:2], s[0:1], x[3:]])),
+    OpCase("index_write", "dim1_in_place",
+           [arg(2, 5, 3, grad=False), value(np.array([3, 0])), arg(2, 2, 3, grad=False)],
+           lambda fw, x, i, s: fw.ops.index_update.index_write(x.detach().clone(), 1, i, s),
+           lambda x, i, s: np.stack([s[:, 1], x[:, 1], x[:, 2], s[:, 0], x[:, 4]], axis=1),
+           torch=lambda torch, x, i, s: x.detach().clone().index_copy_(1, i, s), grad=False),
     OpCase("masked_fill", "index_fill", [arg(3, 4), value(np.array([1, -1]))],
            **same(lambda x, i: x.index_fill(1, i, -2.0)),
            reference=lambda x, i: np.where(np.isin(np.arange(4), [1, 3]), -2.0, x).astype(

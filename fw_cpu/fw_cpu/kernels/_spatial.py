@@ -5,14 +5,18 @@ Each takes the array namespace first. Sizes are tuples over the trailing spatial
 
 from __future__ import annotations
 
+from fw_core.dtypes import FLOAT_KINDS
+
+from ._half import compute_dtype
+
 
 def floating(xp, *arrays):
     """Check the operands share one floating dtype; return the dtype to compute in (float16
-    is computed in float32)."""
+    and bfloat16 are computed in float32)."""
     dtype = arrays[0].dtype
-    if dtype.kind != "f" or any(a is not None and a.dtype != dtype for a in arrays):
+    if dtype.kind not in FLOAT_KINDS or any(a is not None and a.dtype != dtype for a in arrays):
         raise TypeError("floating-point operands of one dtype expected")
-    return xp.dtype(xp.float32) if dtype == xp.float16 else dtype
+    return compute_dtype(xp, dtype)
 
 
 def pad_to(xp, x, before, lengths, fill=0):

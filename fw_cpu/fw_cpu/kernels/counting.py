@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from functools import partial
 
+from fw_core.dtypes import FLOAT_KINDS
+
 
 def histc(xp, x, bins, min, max):  # noqa: A002 - the op's attribute names
     """A histogram of ``x`` in ``bins`` equal bins over [min, max], in ``x``'s dtype; values
@@ -24,7 +26,7 @@ def bincount(xp, x, weights=None, *, length):
     ``weights`` at its occurrences (in the weights' float dtype, float64 for other weights)."""
     if weights is None:
         return xp.bincount(x, minlength=length).astype(xp.int64)
-    dtype = weights.dtype if weights.dtype.kind == "f" else xp.float64
+    dtype = weights.dtype if weights.dtype.kind in FLOAT_KINDS else xp.float64
     return xp.bincount(x, weights=weights, minlength=length).astype(dtype)
 
 

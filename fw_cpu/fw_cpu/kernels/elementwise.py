@@ -3,7 +3,10 @@
 The others are module-level functions taking the namespace ``xp`` first (and ``special``, the
 ``scipy.special``-like namespace, after it where they need it); :func:`kernels` binds them with
 ``functools.partial``, along with the state a table keeps: ``fast``, the Numba loops for large
-float32 arrays (None off NumPy), and relu's cache of 0-d zeros.
+float32 arrays (None off NumPy), and relu's cache of 0-d zeros. Those of several NumPy steps run
+the 16-bit floats in float32 and round once (``_half.in_float32``), as PyTorch's CPU kernels do;
+a ufunc used directly runs bfloat16 through ml_dtypes' loop, which also computes each element in
+float32 and rounds it once.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from functools import partial
 
 import numpy as np
 
+from fw_core.dtypes import FLOAT_KINDS
 from fw_core.errors import DivisionByZeroError
 
 from ..vector_math import Float32Kernels
+from ._half import in_float32
 
 
 def relu(xp, zeros, x):
@@ -136,9 +141,17 @@ def fmod(xp, a, b):
 
 
 def nan_to_num(xp, x, nan, posinf, neginf):
-    """``x`` with NaN and infinities replaced; a copy of ``x`` where its dtype has none."""
-    if x.dtype.kind not in "fc":
+    """``x`` with NaN and infinities replaced (by default with the dtype's largest finite
+    values); a copy of ``x`` where its dtype has none."""
+    kind = x.dtype.kind
+    if kind not in FLOAT_KINDS + "c":
         return x.copy()
+    if kind == "V":  # bfloat16: NumPy's nan_to_num passes a dtype it does not know through
+        info = xp.finfo(x.dtype)
+        wide = xp.nan_to_num(x.astype(xp.float32), nan=nan,
+                             posinf=float(info.max) if posinf is None else posinf,
+                             neginf=float(info.min) if neginf is None else neginf)
+        return wide.astype(x.dtype)
     return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
@@ -184,15 +197,18 @@ def kernels(xp, special) -> dict:
     fast = Float32Kernels() if xp is np else None  # large float32 arrays: vectorised Numba loops
     return {
         "neg": xp.negative, "abs": xp.abs, "sign": xp.sign, "exp": xp.exp, "log": xp.log,
-        "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt, "rsqrt": partial(rsqrt, xp),
+        "log1p": xp.log1p, "expm1": xp.expm1, "sqrt": xp.sqrt,
+        "rsqrt": partial(in_float32, xp, partial(rsqrt, xp)),
         "square": xp.square, "reciprocal": xp.reciprocal, "sin": xp.sin, "cos": xp.cos,
         "tanh": xp.tanh, "sigmoid": partial(sigmoid, special, fast),
         "erf": partial(erf, special, fast), "lgamma": partial(lgamma, special),
         "digamma": partial(digamma, special), "polygamma": partial(polygamma, special),
-        "relu": partial(relu, xp, {}), "silu": partial(silu, special),
-        "mish": partial(mish, xp), "softplus": partial(softplus, xp),
-        "leaky_relu": partial(leaky_relu, xp), "elu": partial(elu, xp),
-        "gelu": partial(gelu, xp, special, fast),
+        "relu": partial(relu, xp, {}), "silu": partial(in_float32, xp, partial(silu, special)),
+        "mish": partial(in_float32, xp, partial(mish, xp)),
+        "softplus": partial(in_float32, xp, partial(softplus, xp)),
+        "leaky_relu": partial(in_float32, xp, partial(leaky_relu, xp)),
+        "elu": partial(in_float32, xp, partial(elu, xp)),
+        "gelu": partial(in_float32, xp, partial(gelu, xp, special, fast)),
         "hardtanh": partial(hardtanh, xp), "clamp": partial(clamp, xp), "floor": xp.floor,
         "ceil": xp.ceil, "round": xp.round, "isnan": xp.isnan, "isinf": xp.isinf,
         "logical_not": xp.logical_not, "add": xp.add, "sub": xp.subtract, "mul": xp.multiply,

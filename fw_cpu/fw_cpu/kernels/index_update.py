@@ -1,4 +1,5 @@
-"""``scatter_reduce``, written once against ``xp``: an unbuffered ufunc ``at`` per reduction.
+"""``scatter_reduce`` (an unbuffered ufunc ``at`` per reduction) and ``index_write`` (a slice
+assignment into the input's own storage), written once against ``xp``.
 
 Module-level functions taking ``xp`` first; :func:`kernels` binds them to a namespace.
 """
@@ -6,6 +7,8 @@ Module-level functions taking ``xp`` first; :func:`kernels` binds them to a name
 from __future__ import annotations
 
 from functools import partial
+
+from fw_core.dtypes import FLOAT_KINDS
 
 from .shape import _indexed, _leading, along_axis
 
@@ -21,8 +24,11 @@ def _ufunc(xp, reduce):
 def _identity(xp, reduce, dtype):
     """The value that leaves a reduction unchanged (where include_self=False drops x)."""
     if reduce in ("amax", "amin"):
-        info = xp.finfo(dtype) if dtype.kind == "f" else xp.iinfo(dtype)
-        low, high = (-xp.inf, xp.inf) if dtype.kind == "f" else (info.min, info.max)
+        if dtype.kind in FLOAT_KINDS:
+            low, high = -xp.inf, xp.inf
+        else:
+            info = xp.iinfo(dtype)
+            low, high = info.min, info.max
         return low if reduce == "amax" else high
     return 1 if reduce == "prod" else 0
 
@@ -47,6 +53,14 @@ def scatter_reduce(xp, x, index, src, dim, reduce, include_self):
     return xp.where(counts > 0, mean, x).astype(x.dtype, copy=False)
 
 
+def index_write(x, index, source, dim):
+    """``x`` with slice i of ``source`` written at ``index[i]`` along ``dim``, in place (the
+    op's declared effect); returns ``x`` itself."""
+    x[(slice(None),) * dim + (index,)] = source
+    return x
+
+
 def kernels(xp, special) -> dict:
     """{op name: kernel} for namespace ``xp``."""
-    return {"scatter_reduce": _indexed(partial(scatter_reduce, xp), "scatter_reduce")}
+    return {"scatter_reduce": _indexed(partial(scatter_reduce, xp), "scatter_reduce"),
+            "index_write": _indexed(index_write, "index_write")}

@@ -2,17 +2,20 @@
 
 A two-operand einsum (every linalg VJP, attention's score and value products) runs as one
 (batched) matrix product, through a plan cached per equation and shapes; other einsums use the
-namespace's ``einsum(..., optimize=True)``. float16 is computed in float32 (NumPy has no
-float16 BLAS, and the wider accumulator is what PyTorch does too) and rounded back.
+namespace's ``einsum(..., optimize=True)``. float16 and bfloat16 are computed in float32 (NumPy
+has no half-precision BLAS, and the float32 GEMM rounded once is what PyTorch's CPU kernels
+give) and rounded back.
 
-The kernels are module-level functions taking ``xp`` first; those that widen float16 take the
-namespace's float16 and float32 dtypes (``half``, ``single``) after it, bound by :func:`kernels`.
+The kernels are module-level functions taking ``xp`` first; those that widen the 16-bit floats
+take the namespace's float32 dtype (``single``) after it, bound by :func:`kernels`.
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache, partial
+
+from fw_core.dtypes import HALF_NUMPY
 
 
 def _check_dtypes(*arrays) -> None:
@@ -73,13 +76,14 @@ def _pair_plan(ta: str, tb: str, out: str, shape_a: tuple, shape_b: tuple) -> tu
             None if out_perm == tuple(range(len(out))) else out_perm)
 
 
-def _widened(half, single, fn, /, *arrays, **attrs):
-    """Check that the operands share one dtype; run ``fn`` on float16 ones in float32,
+def _widened(single, fn, /, *arrays, **attrs):
+    """Check that the operands share one dtype; run ``fn`` on 16-bit float ones in float32,
     rounding the result back."""
     _check_dtypes(*arrays)
-    if arrays[0].dtype == half:
+    dtype = arrays[0].dtype
+    if dtype in HALF_NUMPY:
         wide = tuple(None if a is None else a.astype(single) for a in arrays)
-        return fn(*wide, **attrs).astype(half)
+        return fn(*wide, **attrs).astype(dtype)
     return fn(*arrays, **attrs)
 
 
@@ -90,8 +94,8 @@ def _dense(xp, a):
 
 
 # matmul and linear check inline rather than through `_widened`: they are the hot path
-def matmul(xp, half, single, a, b):
-    """``a @ b`` of one non-bool dtype, float16 computed in float32."""
+def matmul(xp, single, a, b):
+    """``a @ b`` of one non-bool dtype, float16 and bfloat16 computed in float32."""
     dtype = a.dtype
     if dtype is not b.dtype and dtype != b.dtype or dtype.kind == "b":
         raise TypeError("operands must share one non-bool dtype")
@@ -99,8 +103,8 @@ def matmul(xp, half, single, a, b):
         a = xp.ascontiguousarray(a)
     if 0 in b.strides:
         b = xp.ascontiguousarray(b)
-    if dtype is half:
-        return xp.matmul(a.astype(single), b.astype(single)).astype(half)
+    if dtype in HALF_NUMPY:
+        return xp.matmul(a.astype(single), b.astype(single)).astype(dtype)
     if a.ndim == 2 and b.ndim == 2:
         return a.dot(b)  # same product; ~0.8 us less call overhead than matmul for small ones
     return xp.matmul(a, b)  # a 0-d result is a NumPy scalar: dispatch wraps it
@@ -164,18 +168,19 @@ def outer(a, b):
     return a[:, None] * b[None, :]
 
 
-def linear(xp, half, single, x, weight, bias=None):
-    """``x @ weight.T + bias`` over the last dim of ``x``, float16 computed in float32."""
+def linear(xp, single, x, weight, bias=None):
+    """``x @ weight.T + bias`` over the last dim of ``x``, float16 and bfloat16 computed in
+    float32 (the bias added before the one rounding)."""
     dtype = x.dtype
     if dtype is not weight.dtype and dtype != weight.dtype or dtype.kind == "b" or \
             weight.ndim != 2:
         raise TypeError("x and a 2-d weight must share one non-bool dtype")
     if bias is not None and (bias.shape != weight.shape[:1] or bias.dtype != dtype):
         raise ValueError("bias must be (out_features,) of the weight's dtype")
-    if dtype is half:
-        out = linear(xp, half, single, x.astype(single), weight.astype(single),
+    if dtype in HALF_NUMPY:
+        out = linear(xp, single, x.astype(single), weight.astype(single),
                      None if bias is None else bias.astype(single))
-        return out.astype(half)
+        return out.astype(dtype)
     x = _dense(xp, x)
     if x.ndim == 2:
         out = x.dot(weight.T)
@@ -190,8 +195,8 @@ def linear(xp, half, single, x, weight, bias=None):
 
 def kernels(xp, special) -> dict:
     """{op name: kernel} for namespace ``xp``."""
-    half, single = xp.dtype(xp.float16), xp.dtype(xp.float32)
-    return {"matmul": partial(matmul, xp, half, single),
-            "bmm": partial(_widened, half, single, partial(bmm, xp)),
-            "einsum": partial(_widened, half, single, partial(einsum, xp)), "outer": outer,
-            "linear": partial(linear, xp, half, single)}
+    single = xp.dtype(xp.float32)
+    return {"matmul": partial(matmul, xp, single),
+            "bmm": partial(_widened, single, partial(bmm, xp)),
+            "einsum": partial(_widened, single, partial(einsum, xp)), "outer": outer,
+            "linear": partial(linear, xp, single)}

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from functools import partial
 
+from ._half import widen as _widen
+
 
 # -- shared pieces --------------------------------------------------------------------------------
-def _widen(xp, x):
-    """``x``, or a float32 copy of a float16 ``x``: half inputs are computed in float32."""
-    return x.astype(xp.float32) if x.dtype == xp.float16 else x
-
-
 def _reduced(xp, loss, reduction, dtype, count=None):
     """``loss`` reduced ("none", "sum", or "mean"/"batchmean": the sum over ``count``, by
     default the element count) and rounded to ``dtype``; a reduction gives a 0-d array."""

@@ -1,7 +1,7 @@
 """nn kernels: softmax family, normalisations, dropout and embedding, each one fused pass.
 
 Half-precision inputs are computed in float32 and rounded once at the end (as PyTorch's CPU
-kernels accumulate), so a float16 softmax sums to 1 within float16's resolution.
+kernels accumulate), so a float16 or bfloat16 softmax sums to 1 within its resolution.
 """
 
 from __future__ import annotations
@@ -9,13 +9,11 @@ from __future__ import annotations
 from functools import partial
 from math import prod
 
+from ._half import compute_dtype
+from ._half import widen as _widen
+
 
 # -- shared pieces --------------------------------------------------------------------------------
-def _widen(xp, x):
-    """``x``, or a float32 copy of a float16 ``x``: half inputs are computed in float32."""
-    return x.astype(xp.float32) if x.dtype == xp.float16 else x
-
-
 def _expect(t, shape):
     """A ValueError unless the optional parameter ``t`` is absent or of ``shape``."""
     if t is not None and t.shape != shape:
@@ -24,7 +22,7 @@ def _expect(t, shape):
 
 def _fresh(xp, x):
     """A float copy of x that a kernel may overwrite (float32 for half inputs)."""
-    return x.astype(xp.float32 if x.dtype == xp.float16 else x.dtype)
+    return x.astype(compute_dtype(xp, x.dtype))
 
 
 def _softmax_(xp, e, dim, safe=False):

@@ -16,6 +16,8 @@ from functools import lru_cache, partial
 
 import numpy as np
 
+from fw_core.dtypes import FLOAT_KINDS
+
 from ._spatial import floating, nonempty, on_axis, pad_to, separable, spatial
 
 
@@ -83,12 +85,12 @@ def _adaptive_input(x, output_size) -> tuple[int, tuple]:
 
 def _lowest(xp, dtype):
     """The fill no value of ``dtype`` is below: -inf, or the integer type's minimum."""
-    return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
+    return -xp.inf if dtype.kind in FLOAT_KINDS else xp.iinfo(dtype).min
 
 
 def _numeric(x):
     """Check x is of a real numeric dtype (the max pools take integers too)."""
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in FLOAT_KINDS + "iu":
         raise TypeError("numeric input expected")
 
 
@@ -136,7 +138,7 @@ def _scan_max(xp, values_and_positions, shape, dtype):
             best, index = value.copy(), xp.broadcast_to(here, shape)
             continue
         take = value > best
-        if dtype.kind == "f":
+        if dtype.kind in FLOAT_KINDS:
             take |= xp.isnan(value)
         index = xp.where(take, here, index)
         xp.maximum(best, value, out=best)

@@ -1,9 +1,10 @@
 """Reduction kernels, written once against ``xp``.
 
 ``dim`` arrives normalised by fw_core (None for every axis, a sorted tuple of axes, or one int
-for the single-axis ops), so it goes straight to NumPy's ``axis``. As PyTorch does, float16 is
-accumulated in float32, and integers and bools that sum or multiply are accumulated in int64.
-Every kernel returns an array (never a NumPy scalar) of the dtype its op's meta rule promises.
+for the single-axis ops), so it goes straight to NumPy's ``axis``. As PyTorch does, float16 and
+bfloat16 are accumulated in float32, and integers and bools that sum or multiply are accumulated
+in int64. Every kernel returns an array (never a NumPy scalar) of the dtype its op's meta rule
+promises.
 
 The kernels are module-level functions taking ``xp`` first; those that sum or multiply also take
 ``plans``, the per-table cache of :func:`_plan`, and :func:`kernels` binds both.
@@ -14,6 +15,10 @@ from __future__ import annotations
 import math
 from functools import partial
 
+from fw_core.dtypes import FLOAT_KINDS, HALF_NUMPY
+
+from ._half import widen as _widen
+
 
 def _plan(xp, plans, dtype):
     """(dtype to accumulate in, dtype to cast the result to) for sums and products; None
@@ -21,11 +26,10 @@ def _plan(xp, plans, dtype):
     path)."""
     found = plans.get(dtype)
     if found is None:
-        if dtype.kind != "f":
+        if dtype.kind not in FLOAT_KINDS:
             found = (xp.int64, None)
         else:
-            half = xp.float16
-            found = (xp.float32, half) if dtype == half else (None, None)
+            found = (xp.float32, dtype) if dtype in HALF_NUMPY else (None, None)
         plans[dtype] = found
     return found
 
@@ -33,11 +37,6 @@ def _plan(xp, plans, dtype):
 def _array(xp, out, dtype=None):
     """``out`` as an array (a NumPy scalar becomes 0-d), cast to ``dtype`` if one is given."""
     return xp.asarray(out) if dtype is None else xp.asarray(out, dtype=dtype)
-
-
-def _widen(xp, x):
-    """x itself, or in float32 if it is float16 (for kernels that square or exponentiate)."""
-    return x.astype(xp.float32) if x.dtype == xp.float16 else x
 
 
 def _count(x, dim):

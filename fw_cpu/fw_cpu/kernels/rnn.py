@@ -16,6 +16,9 @@ from __future__ import annotations
 from functools import partial
 from math import prod
 
+from fw_core.dtypes import bfloat16
+from fw_core.errors import DTypeError
+
 from ..kept import KeptForBackward
 
 #: what each forward kept, by output array
@@ -39,6 +42,9 @@ def _sizes(cell: str, x, states, w_ih, w_hh, biases) -> tuple[int, int, int]:
         raise ValueError(f"rnn kernel: shapes {shapes} do not fit {expected}")
     if any(a.dtype != x.dtype for a in (*states, w_ih, w_hh, *biases)):
         raise ValueError("rnn kernel: inputs of different dtypes")
+    if x.dtype == bfloat16.numpy:  # the recurrences update float arrays in place, unrounded
+        raise DTypeError(f"the cpu {cell} kernel has no bfloat16 path", hint="run the layer "
+                         "in float32: layer.float() and x.float(), then .bfloat16() the result")
     return length, batch, hidden
 
 

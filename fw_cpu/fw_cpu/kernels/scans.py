@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from functools import partial
 
+from fw_core.dtypes import FLOAT_KINDS
+
 
 def _index_scan(xp, accumulate, x, dim):
     """The int64 index of the running value that ``accumulate`` (a ufunc's ``accumulate``)
@@ -37,14 +39,15 @@ def cummin_index(xp, x, dim):
 
 def _accumulator(xp, dtype):
     """The running value's dtype, wider than the input's as in PyTorch's CPU scans (its
-    acc_type): float16 runs in float32, float32 in float64; each output is rounded once."""
-    return {"float16": xp.float32, "float32": xp.float64}.get(dtype.name)
+    acc_type): float16 and bfloat16 run in float32, float32 in float64; each output is rounded
+    once."""
+    return {"float16": xp.float32, "bfloat16": xp.float32, "float32": xp.float64}.get(dtype.name)
 
 
 def cumprod(xp, x, dim):
     """The running product along ``dim``; integers and bools multiply in int64, floats in a
     wider accumulator (see :func:`_accumulator`) rounded back to their dtype."""
-    if x.dtype.kind not in "f":
+    if x.dtype.kind not in FLOAT_KINDS:
         x = x.astype(xp.int64)
     if x.ndim == 0:
         return x.copy()

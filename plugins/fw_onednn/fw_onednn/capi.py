@@ -35,7 +35,7 @@ STATUS_NAMES = {
     8: "invalid_graph_op", 9: "invalid_shape", 10: "invalid_data_type",
 }
 # dnnl_data_type_t, dnnl_engine_kind_t, dnnl_stream_flags_t
-F32 = 3
+BF16, F32 = 2, 3
 ENGINE_CPU = 1
 STREAM_IN_ORDER = 1
 # dnnl_query_t

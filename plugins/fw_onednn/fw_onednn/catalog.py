@@ -11,8 +11,8 @@ from __future__ import annotations
 from fw_core.lazy import later
 from fw_core.records import FusionRule, Structure
 
-_PRODUCTS = ("float32, at least set_min_work() multiply-adds, any transpose, oneDNN has a JIT "
-             "kernel for the layout")
+_PRODUCTS = ("float32 or bfloat16, at least set_min_work() multiply-adds, any transpose, oneDNN "
+             "has a JIT kernel for the layout")
 _CONV = ("float32 (the bias too), non-empty, positive strides in memory; any stride, padding, "
          "dilation, groups and output_padding oneDNN has a JIT kernel for")
 _MAX_POOL = "float32, non-empty, no NaN or -inf, windows oneDNN has a JIT kernel for"

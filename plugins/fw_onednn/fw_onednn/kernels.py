@@ -1,5 +1,5 @@
-"""fw_onednn's kernels for ``cpu``: matmul, bmm, linear and two-operand einsum on float32, through
-cached primitives.
+"""fw_onednn's kernels for ``cpu``: matmul, bmm, linear and two-operand einsum on float32 (matmul,
+bmm and linear on bfloat16 too), through cached primitives.
 
 Each op has a guard and a kernel (``fw_core.kernel_chain``): the guard takes a call when every
 operand is float32, the product is large enough for oneDNN to beat NumPy (see
@@ -15,26 +15,35 @@ hand-over (~0.25 µs per call). The kernels run the same path on their own, guar
 a caller that holds no chain.
 
 The results are those of fw_cpu's kernels (``fw_cpu/kernels/linalg.py``) to float32 rounding:
-oneDNN accumulates in float32 in its own order.
+oneDNN accumulates in float32 in its own order. bfloat16 products are oneDNN's bf16 matmul
+(bf16 operands and result, a float32 accumulator and bias, rounded to nearest even once), where
+the CPU has the bf16 instructions (avx512_bf16 or AMX: oneDNN refuses the primitive otherwise,
+and fw_cpu's float32 path runs); fw_cpu computes the same in float32 and rounds once, so the two
+differ by at most one bfloat16 rounding of float32 sums taken in another order.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 
 import numpy as np
 
+from fw_core.dtypes import bfloat16
 from fw_core.errors import UnsupportedError
 
-from . import equations, layouts, primitive
+from . import capi, equations, execute, layouts, primitive
 from .arguments import whole_number
 from .cache import PRIMITIVES
 from .catalog import TAKES
 
 F32 = np.dtype(np.float32)
+BF16 = bfloat16.numpy
 
 #: primitive kinds: the op, the dtype and what is baked into the primitive (a cache key's head)
 MATMUL, LINEAR, LINEAR_BIAS, EINSUM = "matmul:f32", "linear:f32", "linear+bias:f32", "einsum:f32"
+MATMUL_BF16, LINEAR_BF16, LINEAR_BIAS_BF16 = "matmul:bf16", "linear:bf16", "linear+bias:bf16"
 
 
 _lookup, _add = PRIMITIVES.lookup, PRIMITIVES.add
@@ -76,15 +85,48 @@ def _too_small(src: primitive.Layout, dst: primitive.Layout) -> str | None:
     return None
 
 
-def _build(planner, *args):
-    """The primitive for ``planner(*args)``'s plan, or a Refusal saying why not."""
+def _planned(planner, *args):
+    """``planner(*args)``'s plan, or a Refusal saying why oneDNN should not run it."""
     plan = planner(*args)
     if isinstance(plan, str):
         return primitive.Refusal(plan)
     small = _too_small(plan.src, plan.dst)
-    if small:
-        return primitive.Refusal(small)
-    return primitive.matmul(plan)
+    return primitive.Refusal(small) if small else plan
+
+
+def _build(planner, *args):
+    """The primitive for ``planner(*args)``'s plan, or a Refusal saying why not."""
+    plan = _planned(planner, *args)
+    return plan if isinstance(plan, primitive.Refusal) else primitive.matmul(plan)
+
+
+def _build_bf16(planner, *args):
+    """As :func:`_build`, every operand bfloat16 (the planners' byte strides given as
+    :func:`_f32_bytes`); the primitive's ``call`` returns a bfloat16 array."""
+    plan = _planned(planner, *args)
+    if isinstance(plan, primitive.Refusal):
+        return plan
+    bf16 = functools.partial(dataclasses.replace, data_type=capi.BF16)
+    built = primitive.matmul(dataclasses.replace(
+        plan, src=bf16(plan.src), weights=bf16(plan.weights), dst=bf16(plan.dst),
+        bias=None if plan.bias is None else bf16(plan.bias)))
+    if built.serves:
+        built.call = functools.partial(_call_bf16, built.handles, built.out_shape)
+    return built
+
+
+def _call_bf16(handles, out_shape, *arrays, **attributes):
+    """A bfloat16 primitive on ``arrays``, its result in a new bfloat16 array (the native
+    ``execute.call`` allocates float32); ``attributes`` are built into the primitive."""
+    out = np.empty(out_shape, BF16)
+    capi.check(execute.run(handles, *arrays, out), None, "dnnl_primitive_execute")
+    return out
+
+
+def _f32_bytes(strides: tuple[int, ...]) -> tuple[int, ...]:
+    """A bfloat16 array's byte strides as the planners count them, in float32 bytes
+    (``layouts.ITEMSIZE``): a stride of ``s`` bytes is ``s / 2`` elements."""
+    return tuple(2 * s for s in strides)
 
 
 # -- guards: each returns the call of the primitive it found, or None (fw_cpu's call) ---------
@@ -93,10 +135,19 @@ def takes_matmul(a, b):
     # a.size * b.size bounds the product's multiply-adds from above: a small product is refused
     # here for ~0.1 µs, without building its key (~0.4 µs)
     if a.dtype is not F32 or b.dtype is not F32 or a.size * b.size < _min_work:
-        return None
+        return _takes_matmul_bf16(a, b) if a.dtype is BF16 else None
     key = (MATMUL, a.shape, a.strides, b.shape, b.strides)
     return (_lookup(key) or _add(key, _build, layouts.matmul, a.shape, a.strides, b.shape,
                                   b.strides)).call
+
+
+def _takes_matmul_bf16(a, b):
+    """:func:`takes_matmul` for a bfloat16 ``a``."""
+    if b.dtype is not BF16 or a.size * b.size < _min_work:
+        return None
+    key = (MATMUL_BF16, a.shape, a.strides, b.shape, b.strides)
+    return (_lookup(key) or _add(key, _build_bf16, layouts.matmul, a.shape,
+                                  _f32_bytes(a.strides), b.shape, _f32_bytes(b.strides))).call
 
 
 def takes_bmm(a, b):
@@ -110,7 +161,7 @@ def takes_bmm(a, b):
 def takes_linear(x, weight, bias=None):
     """The run of ``linear(x, weight, bias)`` when fw_onednn's linear takes it, else None."""
     if x.dtype is not F32 or weight.dtype is not F32 or x.size * weight.size < _min_work:
-        return None
+        return _takes_linear_bf16(x, weight, bias) if x.dtype is BF16 else None
     if bias is None:
         kind, bias_shape, bias_strides = LINEAR, None, None
     elif bias.dtype is F32:
@@ -120,6 +171,22 @@ def takes_linear(x, weight, bias=None):
     key = (kind, x.shape, x.strides, weight.shape, weight.strides, bias_shape, bias_strides)
     return (_lookup(key) or _add(key, _build, layouts.linear, x.shape, x.strides, weight.shape,
                                   weight.strides, bias_shape, bias_strides)).call
+
+
+def _takes_linear_bf16(x, weight, bias):
+    """:func:`takes_linear` for a bfloat16 ``x`` (the weight and bias bfloat16 too)."""
+    if weight.dtype is not BF16 or x.size * weight.size < _min_work:
+        return None
+    if bias is None:
+        kind, bias_shape, bias_strides = LINEAR_BF16, None, None
+    elif bias.dtype is BF16:
+        kind, bias_shape, bias_strides = LINEAR_BIAS_BF16, bias.shape, _f32_bytes(bias.strides)
+    else:
+        return None
+    key = (kind, x.shape, x.strides, weight.shape, weight.strides, bias_shape, bias_strides)
+    return (_lookup(key) or _add(key, _build_bf16, layouts.linear, x.shape, _f32_bytes(x.strides),
+                                  weight.shape, _f32_bytes(weight.strides), bias_shape,
+                                  bias_strides)).call
 
 
 def takes_einsum(*operands, equation: str):

@@ -27,10 +27,12 @@ from .runtime import ENGINE, STREAM
 
 @dataclass(frozen=True)
 class Layout:
-    """A tensor as oneDNN sees it: dimensions and strides in elements (float32)."""
+    """A tensor as oneDNN sees it: dimensions and strides in elements, and the elements'
+    ``dnnl_data_type_t`` (float32 unless said)."""
 
     dims: tuple[int, ...]
     strides: tuple[int, ...]
+    data_type: int = capi.F32
 
 
 @dataclass(frozen=True)
@@ -115,10 +117,10 @@ def _destroy(primitive: int, memories: list[int], args: np.ndarray) -> None:
 
 
 def _descriptor(layout: Layout) -> tuple[capi.handle, int]:
-    """A ``dnnl_memory_desc_t`` for ``layout`` (float32) and the status of creating it."""
+    """A ``dnnl_memory_desc_t`` for ``layout`` and the status of creating it."""
     md = capi.handle()
     status = capi.memory_desc_create_with_strides(
-        ctypes.byref(md), len(layout.dims), capi.Dims(*layout.dims), capi.F32,
+        ctypes.byref(md), len(layout.dims), capi.Dims(*layout.dims), layout.data_type,
         capi.Dims(*layout.strides))
     return md, status
 

@@ -118,7 +118,7 @@ def test_the_contract_checks_effects():
     writers = {name for name, op in fw.OPS.items() if op.effects}
     assert writers == {"batch_norm", "adam_update", "sgd_update", "rmsprop_update",
                        "adagrad_update", "adadelta_update", "adamax_update", "nadam_update",
-                       "radam_update", "asgd_update", "rprop_update"}
+                       "radam_update", "asgd_update", "rprop_update", "index_write"}
 
 
 @pytest.mark.parametrize("make", [lambda: fw.zeros(3), lambda: fw.tensor([0.0, 0.0, 0.0]),
