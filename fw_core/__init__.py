@@ -93,6 +93,6 @@ _lazy_api(__name__, {
     "metrics": "training", "load": "io", "save": "io", "serializable": "io",
     "compile": "compile", "traceable": "compile", "context": "context",
     "export": "export"},
-    submodules=("backends", "cuda", "data", "distributions", "func", "io", "memory", "nn",
-                "optim", "scheduler", "training", "utils"),
+    submodules=("backends", "cuda", "data", "distributions", "func", "generation", "io",
+                "memory", "nn", "optim", "scheduler", "training", "utils"),
     missing=lambda name: _names.missing("fw", name), export=False)
