@@ -95,6 +95,35 @@ def is_float(np_dtype: np.dtype) -> bool:
     return np_dtype.kind in FLOAT_KINDS
 
 
+def finfo(dtype=None):
+    """The limits of a floating dtype, as ``torch.finfo``: ``bits``, ``eps``, ``max``,
+    ``min``, ``tiny`` (``smallest_normal``), ``resolution`` (``dtype``: default float32).
+
+    Raises:
+        DTypeError: ``dtype`` is not floating (use :func:`iinfo`).
+    """
+    d = default_float if dtype is None else as_dtype(dtype)
+    if not d.is_floating_point:
+        from .errors import DTypeError
+
+        raise DTypeError(f"finfo takes a floating dtype, got {d!r}", hint=f"iinfo({d!r})")
+    return ml_dtypes.finfo(d.numpy)
+
+
+def iinfo(dtype):
+    """The limits of an integer dtype, as ``torch.iinfo``: ``bits``, ``max``, ``min``.
+
+    Raises:
+        DTypeError: ``dtype`` is not an integer dtype (use :func:`finfo`).
+    """
+    d = as_dtype(dtype)
+    if d.category != INTEGER:
+        from .errors import DTypeError
+
+        raise DTypeError(f"iinfo takes an integer dtype, got {d!r}", hint=f"finfo({d!r})")
+    return np.iinfo(d.numpy)
+
+
 def from_name(name: str) -> DType:
     """The DType called ``name`` ("float32", "bfloat16", "int64", "double", ...)."""
     from .errors import DTypeError

