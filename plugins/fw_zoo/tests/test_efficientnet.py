@@ -152,7 +152,12 @@ def test_a_missing_weights_package_gives_the_pip_command(monkeypatch):
 
 
 def test_a_package_without_the_weights_file_names_it(monkeypatch, tmp_path):
-    monkeypatch.setattr(type(efficientnet.ZOO_ENTRY), "folder", lambda self: tmp_path)
+    from types import SimpleNamespace
+
+    from fw_zoo import package_files
+
+    empty = SimpleNamespace(submodule_search_locations=[str(tmp_path)])  # the package, no files
+    monkeypatch.setattr(package_files.importlib.util, "find_spec", lambda name: empty)
     with pytest.raises(CheckpointError, match="lacks models/efficientnet-lite0-57934424.pth"):
         efficientnet.load()
 
