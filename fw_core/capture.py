@@ -36,6 +36,11 @@ class Recorder(Protocol):
         """Host code with side effects (an optimizer step) ran, unrecorded, and returned
         ``result``; a replay runs it again."""
 
+    def host_effect_on(self, what: str, tensors: tuple, run: Callable[[tuple], object]
+                       ) -> None:
+        """Host code ran ``run(arrays)`` on the arrays of ``tensors`` (values of the run, which
+        it may overwrite in place); a replay runs it again on those values' arrays."""
+
     def optimizer_step(self, what: str, run: Callable[[], object], optimizer,
                        calls: list[UpdateCall]) -> None:
         """An optimizer step ran, unrecorded: ``run()`` is its whole host side, and ``calls``
@@ -122,6 +127,21 @@ def host_effect(what: str, run: Callable[[], object],
         result = run()
     r.host_effect(what, run, result, clears_grads_of)
     return result
+
+
+def host_effect_on(what: str, tensors, run: Callable[[tuple], object]) -> None:
+    """``run(arrays)`` with the raw arrays of ``tensors``, which it may overwrite in place (a
+    data-parallel gradient all-reduce over backward's gradients); under a recorder, also a step
+    of the plan, in this order, that each replay runs on the arrays of those tensors' values."""
+    tensors = tuple(tensors)
+    arrays = tuple(t._data for t in tensors)
+    r = state.recorder
+    if r is None:
+        run(arrays)
+        return
+    with paused():
+        run(arrays)
+    r.host_effect_on(what, tensors, run)
 
 
 class UpdateCall(NamedTuple):

@@ -7,6 +7,10 @@
                                       own, to name one that crashes the interpreter
     fw ops [--family F] [--json]      op contracts: name, family, structure, anchor, signature
     fw describe OP                    one op's full contract and which plugin runs it where
+    fw run -n N [--threads T] SCRIPT [ARGS...]
+                                      run a Python script on N processes through the installed
+                                      distributed backend's launcher (fw-mpi: mpiexec), with
+                                      T threads per process (default: cores // N, at least 1)
     fw --version
 
 ``python -m fw_core.cli`` is the same command. :func:`main` returns the exit status: 0 on
@@ -89,6 +93,16 @@ def _parser() -> argparse.ArgumentParser:
                             "anchor, gradient, and the kernel (and its plugin) on each device.")
     p.add_argument("op", help="the op's name, e.g. relu")
     p.set_defaults(run=_describe)
+
+    p = commands.add_parser("run", help="run a script on N processes (needs fw-mpi)",
+                            description="Start SCRIPT on N processes with the distributed "
+                            "backend's launcher (mpiexec), each with T compute threads.")
+    p.add_argument("-n", "--ranks", type=int, required=True, help="how many processes")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads per process (default: cores // N, at least 1)")
+    p.add_argument("script", help="the Python script")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    p.set_defaults(run=_launch)
     return parser
 
 
@@ -99,6 +113,33 @@ def _version_line() -> str:
 
 def _error(message: str) -> None:
     print(f"fw: error: {message}", file=sys.stderr)
+
+
+# -- fw run -----------------------------------------------------------------------------------
+#: the thread-count variables of the libraries fw computes with (OpenMP, OpenBLAS, MKL, Numba)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NUMBA_NUM_THREADS")
+
+
+def _launch(args, out: TextIO) -> int:
+    import subprocess
+
+    from . import distributed
+    from .errors import FwError
+
+    if args.ranks < 1 or (args.threads is not None and args.threads < 1):
+        _error("-n and --threads take a positive number")
+        return 2
+    try:
+        backend = distributed.backend("fw run")
+        command = distributed.resolve(backend.launcher)(
+            args.ranks, [sys.executable, args.script, *args.args])
+    except FwError as exc:
+        _error(str(exc))
+        return 1
+    threads = args.threads or max(1, (os.cpu_count() or 1) // args.ranks)
+    env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, str(threads))}
+    return subprocess.call(command, env=env)
 
 
 # -- fw plugins -------------------------------------------------------------------------------

@@ -4,11 +4,17 @@ A backward pass runs in the calling thread, with that thread's grad mode and ins
 may run backward passes at once, also into shared leaves: a leaf's ``.grad`` is replaced only
 under :data:`_accumulating` and only if no other thread replaced it since it was read, so no
 thread's gradient is lost (see :func:`_accumulate`).
+
+A leaf may carry post-accumulate hooks (:func:`register_post_accumulate_grad_hook`): called once
+per backward pass, when the last gradient that pass sends to the leaf has been added to its
+``.grad`` (data-parallel training starts a gradient all-reduce there). Their table is empty
+unless someone registers one, so a backward pass without them pays one falsy test per leaf.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 
 from .. import capture
 from .._state import state
@@ -19,6 +25,43 @@ from .node import Node
 #: held while a leaf's ``.grad`` is compared and replaced: two threads whose backward passes
 #: reach one parameter would otherwise each add to the old value and drop the other's sum
 _accumulating = threading.Lock()
+#: id(leaf) -> the hooks to call once the leaf's .grad is final in a backward pass
+_post_accumulate: dict[int, list] = {}
+
+
+def register_post_accumulate_grad_hook(leaf, hook):
+    """Call ``hook(leaf)`` once per backward pass, after the pass's last gradient for the leaf
+    tensor ``leaf`` has been accumulated into ``leaf.grad`` (PyTorch's
+    ``Tensor.register_post_accumulate_grad_hook``). Returns a handle with ``remove()``.
+
+    Raises:
+        AutogradError: ``leaf`` is not a leaf that requires grad.
+    """
+    if not leaf.requires_grad or leaf._node is not None:
+        raise AutogradError("a post-accumulate-grad hook needs a leaf tensor that requires grad",
+                            hint="register it on a parameter (or a tensor made with "
+                                 "requires_grad=True), not on the result of an op")
+    key = id(leaf)
+    if key not in _post_accumulate:
+        _post_accumulate[key] = []
+        weakref.finalize(leaf, _post_accumulate.pop, key, None)
+    hooks = _post_accumulate[key]
+    hooks.append(hook)
+    return _PostAccumulateHandle(key, hook)
+
+
+class _PostAccumulateHandle:
+    __slots__ = ("_key", "_hook")
+
+    def __init__(self, key, hook):
+        self._key, self._hook = key, hook
+
+    def remove(self) -> None:
+        hooks = _post_accumulate.get(self._key)
+        if hooks is not None and self._hook in hooks:
+            hooks.remove(self._hook)
+            if not hooks:
+                del _post_accumulate[self._key]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -124,6 +167,8 @@ def _graph_order(root_nodes):
             if nxt.__class__ is Node:
                 dependencies[id(nxt)] = dependencies.get(id(nxt), 0) + 1
                 stack.append(nxt)
+            elif _post_accumulate and id(nxt) in _post_accumulate:
+                dependencies[id(nxt)] = dependencies.get(id(nxt), 0) + 1
     return dependencies
 
 
@@ -173,6 +218,8 @@ def _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph
     with set_grad_enabled(create_graph):
         for leaf, g in leaves:
             _deliver_leaf(leaf, g, wanted, found, accumulate, create_graph, delivered)
+            if accumulate and _post_accumulate and id(leaf) not in dependencies:
+                _after_accumulate(leaf, wanted)
         while ready:
             node = ready.pop()
             key = id(node)
@@ -188,7 +235,11 @@ def _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph
             if not retain_graph:
                 node.release()
             for nxt, gi in zip(node.next, grads):
-                if nxt is None or gi is None:
+                if nxt is None:
+                    continue
+                if gi is None:
+                    if _post_accumulate and nxt.__class__ is not Node:
+                        _leaf_edge_done(nxt, dependencies, wanted, accumulate)
                     continue
                 if nxt.__class__ is Node:
                     nkey = id(nxt)
@@ -198,6 +249,26 @@ def _propagate(ready, pending, dependencies, wanted, found, leaves, retain_graph
                         ready.append(nxt)
                 else:
                     _deliver_leaf(nxt, gi, wanted, found, accumulate, create_graph, delivered)
+                    if _post_accumulate:
+                        _leaf_edge_done(nxt, dependencies, wanted, accumulate)
+
+
+def _leaf_edge_done(leaf, dependencies, wanted, accumulate):
+    """One edge into ``leaf`` has delivered (or sent no gradient); after its last one, the
+    leaf's post-accumulate hooks run."""
+    key = id(leaf)
+    if key not in dependencies:
+        return
+    dependencies[key] -= 1
+    if dependencies[key] == 0 and accumulate:
+        _after_accumulate(leaf, wanted)
+
+
+def _after_accumulate(leaf, wanted):
+    if wanted is not None and id(leaf) not in wanted:
+        return
+    for hook in list(_post_accumulate.get(id(leaf), ())):
+        hook(leaf)
 
 
 def _call_vjp(node, g):

@@ -164,6 +164,13 @@ class Tracer:
         if isinstance(result, Tensor):
             self._poisoned.put(result._data, what)
 
+    def host_effect_on(self, what: str, tensors: tuple, run: Callable[[tuple], object]
+                       ) -> None:
+        """Host code ran on the arrays of ``tensors``, possibly writing into them; every replay
+        runs it again, in this order, on the arrays their values have then."""
+        reads = tuple(self.value_of(t) for t in tensors)
+        self.graph.steps.append(Effect("call", reads, run, what))
+
     def optimizer_step(self, what: str, run: Callable[[], object], optimizer,
                        calls: list) -> None:
         """An optimizer step ran: its update ops become nodes after one effect that redoes its

@@ -136,7 +136,7 @@ class Model:
     def fit(self, x=None, y=None, epochs: int = 1, batch_size: int = 32, validation_data=None,
             validation_split: float = 0.0, shuffle: bool = True, callbacks=(), verbose="auto",
             initial_epoch: int = 0, check_finite: bool = True, compiled: bool = True,
-            debug: bool = False) -> History:
+            debug: bool = False, distributed: bool = False) -> History:
         """Train for ``epochs`` over ``(x, y)``, a Dataset or a DataLoader; returns the History.
 
         As in Keras, ``epochs`` is the index of the last epoch: to continue a loaded model for
@@ -148,8 +148,14 @@ class Model:
         ``fw.scheduler.disable()``) keeps every step eager. Results are the same either way.
         ``debug=True`` runs the epochs under ``fw.context("debug")``: every step eager, with
         fw-debugger's anomaly detection naming the first op that produces a NaN/Inf.
+        ``distributed=True`` (under ``mpiexec -n N`` or ``fw run -n N``, with fw-mpi installed)
+        trains one replica per rank: the module under DistributedDataParallel, each rank on
+        its DistributedSampler shard of the data (``batch_size`` per rank), the epoch's metrics
+        averaged over the ranks, progress and file-writing callbacks on rank 0 only; a
+        compiled step keeps the gradient all-reduce in its plan.
         """
         self._require_compiled("fit")
+        session = _distributed_session(self, distributed)
         if debug:
             _require_debugger()
         if validation_split and validation_data is None:
@@ -159,7 +165,12 @@ class Model:
             xs, ys = _as_tensor(x, "x"), _as_tensor(y, "y")
             cut = int(len(xs) * (1 - validation_split))
             x, y, validation_data = xs[:cut], ys[:cut], (xs[cut:], ys[cut:])
-        loader = self._loader(x, y, batch_size, shuffle)
+        if session is None:
+            loader = self._loader(x, y, batch_size, shuffle)
+        else:
+            loader = session.loader(x, y, batch_size, shuffle)
+            callbacks = session.callbacks(callbacks)
+            verbose = verbose if session.main else 0
         history = History()
         progress = [ProgressBar(verbose)] if verbose not in (0, False) else []
         # the user's callbacks first, so what they add to the logs (lr) is shown and recorded
@@ -172,7 +183,11 @@ class Model:
         with _debug_context(debug):
             for epoch in range(start, epochs):
                 hooks.on_epoch_begin(epoch, {})
+                if session is not None:
+                    session.set_epoch(epoch)
                 logs = self._train_epoch(loader, hooks, check_finite, compiled)
+                if session is not None:
+                    logs = session.average(logs)
                 if validation_data is not None:
                     logs.update({f"val_{k}": v for k, v in
                                  self.evaluate(*_split(validation_data), batch_size=batch_size,
@@ -381,6 +396,17 @@ def _require_debugger() -> None:
                           hint="pip install fw-debugger (or remove fw_debugger from "
                                "FW_DISABLE_PLUGINS / add it to FW_PLUGINS), or fit without "
                                "debug=True")
+
+
+def _distributed_session(model: Model, distributed: bool):
+    """The distributed backend's session for one fit (None unless ``distributed``); fw_core
+    finds the backend through the plugin that registered it (fw-mpi)."""
+    if not distributed:
+        return None
+    from .. import distributed as _distributed
+
+    backend = _distributed.backend("fit(distributed=True)")
+    return _distributed.resolve(backend.fit)(model)
 
 
 def _debug_context(debug: bool):

@@ -15,7 +15,7 @@ from fw_core import cli, plugin_isolation, plugins
 from fw_core.plugins import PluginInfo
 
 #: plugins of the environment the checks do not need (each child costs an interpreter start)
-OTHERS = "fw_cuda,fw_debugger,fw_onednn,fw_viz"
+OTHERS = "fw_cuda,fw_debugger,fw_mpi,fw_onednn,fw_viz"
 FIX = ("block it with FW_DISABLE_PLUGINS={} (while it is installed and selected, every "
        "`import fw_core` dies), then reinstall it or report it to its authors")
 
