@@ -303,6 +303,15 @@ class Tensor:
         hooks.append(hook)
         return _HookHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` once per backward pass, after the pass's last gradient for this
+        leaf has been accumulated into ``.grad`` (see
+        :func:`fw.autograd.register_post_accumulate_grad_hook`). Returns a handle with
+        ``remove()``."""
+        from .autograd.engine import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self) -> None:
         """Keep the gradient of this non-leaf tensor in ``.grad`` after backward."""
         if self._node is None:

@@ -287,6 +287,7 @@ class Tensor:
     def reciprocal(self) -> Tensor: ...  # fw_core.ops._elementwise_support.reciprocal
     def reciprocal_(self) -> Tensor: ...  # reciprocal_, made from fw_core.ops._elementwise_support.reciprocal
     def register_hook(self, hook: Any) -> Any: ...  # fw_core.tensor.Tensor.register_hook
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any: ...  # fw_core.tensor.Tensor.register_post_accumulate_grad_hook
     def relu(self) -> Tensor: ...  # fw_core.ops._elementwise_support.relu
     def relu_(self) -> Tensor: ...  # relu_, made from fw_core.ops._elementwise_support.relu
     def remainder(self, b: Tensor | float) -> Tensor: ...  # fw_core.ops._elementwise_support.remainder

@@ -49,3 +49,14 @@ def test_refused_on_a_non_leaf():
     w = fw.tensor([1.0], requires_grad=True)
     with pytest.raises(AutogradError, match="leaf"):
         register_post_accumulate_grad_hook(w * 2, print)
+
+
+def test_the_tensor_method_is_the_same_hook():
+    w = fw.tensor([2.0], requires_grad=True)
+    calls = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: calls.append(t.grad.item()))
+    (w * w).sum().backward()
+    assert calls == [4.0]
+    handle.remove()
+    (w * w).sum().backward()
+    assert calls == [4.0]
