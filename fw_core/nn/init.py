@@ -3,6 +3,9 @@
 Every function writes into its tensor in place (under ``no_grad``, so it works on parameters)
 and returns it. Random values come from ``generator`` or the default generator
 (``fw.manual_seed``); they are drawn on the host and copied to the tensor's device and dtype.
+Inside :func:`skipping` (``fw.nn.utils.skip_init``) every function leaves its tensor as it is:
+a module about to receive pretrained weights is built without drawing, or touching the memory
+of, values it would throw away.
 
 >>> w = fw.nn.Parameter(fw.empty(8, 4))
 >>> fw.nn.init.kaiming_uniform_(w, a=math.sqrt(5))    # Linear's default
@@ -14,7 +17,10 @@ __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_un
            "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
            "xavier_uniform_", "zeros_"]
 
+import contextlib
+import functools
 import math
+import threading
 
 import numpy as np
 
@@ -85,6 +91,30 @@ def _calculate_correct_fan(tensor: Tensor, mode: str, op: str | None = None) -> 
     return fan_in if mode == "fan_in" else fan_out
 
 
+_skip = threading.local()
+
+
+@contextlib.contextmanager
+def skipping():
+    """Within it (in this thread), the initialisation functions write nothing."""
+    before = getattr(_skip, "on", False)
+    _skip.on = True
+    try:
+        yield
+    finally:
+        _skip.on = before
+
+
+def _writer(fn):
+    """``fn`` (an initialiser writing its first argument), a no-op inside :func:`skipping`."""
+    @functools.wraps(fn)
+    def init(tensor, *args, **kwargs):
+        if getattr(_skip, "on", False):
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    return init
+
+
 def _rng(generator) -> np.random.Generator:
     return (generator or _random.default_generator).numpy
 
@@ -98,16 +128,19 @@ def _write(tensor: Tensor, values) -> Tensor:
     return tensor
 
 
+@_writer
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of U(a, b)."""
     return _write(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
+@_writer
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
     return _write(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
+@_writer
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
     """Fill with samples of N(mean, std^2) conditioned on [a, b] (absolute bounds, as torch).
@@ -141,6 +174,7 @@ def _normal_cdf(x: float) -> float:
     return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
+@_writer
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
     with no_grad():
@@ -158,6 +192,7 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
+@_writer
 def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity (ones on the diagonal)."""
     if tensor.ndim != 2:
@@ -208,6 +243,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
+@_writer
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix (Saxe et al. 2013), scaled by ``gain``; dimensions after the
     first are flattened, so rows (or columns, whichever are fewer) are orthonormal."""

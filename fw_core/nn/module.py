@@ -407,8 +407,14 @@ class Module:
                     out[f"{path}.{name}" if path else name] = b if keep_vars else b.detach()
         return out
 
-    def load_state_dict(self, state_dict, strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(self, state_dict, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
         """Copy values from ``state_dict`` into this module's parameters and buffers.
+
+        With ``assign=True`` (PyTorch's), each parameter and buffer takes the state dict
+        tensor's storage instead (its dtype too; moved to the parameter's device if needed):
+        nothing is copied, and the module shares memory with ``state_dict``. Parameters keep
+        their identity and ``requires_grad``.
 
         Raises:
             StateDictError: with ``strict``, listing missing and unexpected keys; always for
@@ -444,8 +450,11 @@ class Module:
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
-                    value = as_tensor(state_dict[key])
-                    target.copy_(value.to(target.device))
+                    value = as_tensor(state_dict[key]).to(target.device)
+                    if assign:
+                        target._data = value._data
+                    else:
+                        target.copy_(value)
         return IncompatibleKeys(missing, unexpected)
 
     def _after_load_pre_hooks(self, state_dict, strict: bool):

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fw_core as fw
+
 from .catalog import ZooEntry
 from .gguf_weights import GGUFFile
 from .llama import LlamaConfig, LlamaForCausalLM
@@ -57,10 +59,11 @@ def load(compiled_decode: bool = True) -> LlamaForCausalLM:
     gguf = GGUFFile(gguf_path())
     tied = "lm_head.weight" not in gguf.tensors()
     config = LlamaConfig.from_gguf(gguf.metadata, tied=tied)
-    model = LlamaForCausalLM(config, compiled_decode=compiled_decode)
-    # read lazily: one dequantized tensor at a time beside the parameters
+    # built without initialising (no random draws, no memory touched), then each parameter
+    # takes its dequantized tensor's storage as it is read: one copy of the weights in memory
+    model = fw.nn.utils.skip_init(LlamaForCausalLM, config, compiled_decode=compiled_decode)
     model.load_state_dict(gguf.tensors({"lm_head.weight": "model.embed_tokens.weight"}
-                                       if tied else None), strict=True)
+                                       if tied else None), strict=True, assign=True)
     model.eval()
     model.tokenizer = LlamaTokenizer(gguf.metadata)
     return model
