@@ -109,7 +109,7 @@ def _program(run, steps, result, dtype="float32", shape=(64, 3000)):
     return run(b)
 
 
-@pytest.mark.parametrize("shape", [(5, 7), (64, 3000)])  # one block, and several
+@pytest.mark.parametrize("shape", [(5, 7), (64, 3000)])  # small and large outputs
 def test_pointwise_runs_exported_gelu_through_the_kernel(run, rng, monkeypatch, shape):
     from fw_edge.kernels import pointwise
 
