@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 
@@ -53,6 +54,10 @@ def init(timeout: float | None = None, abort_on_exception: bool = True) -> None:
         _world.timeout = float(timeout)
 
 
+#: seconds an aborting rank leaves mpiexec to forward its traceback
+_FORWARDING_S = 0.5
+
+
 def world() -> _World:
     init()
     return _world
@@ -89,4 +94,7 @@ def _abort_job(kind, value, tb) -> None:
     sys.stderr.write(f"fw_mpi: rank {comm.Get_rank()} of {comm.Get_size()} raised an uncaught "
                      f"exception; aborting the job\n{text}")
     sys.stderr.flush()
+    # mpiexec forwards each rank's output through its proxies, and Abort tears the job down
+    # at once: without a moment for the forwarding, the traceback is sometimes lost
+    time.sleep(_FORWARDING_S)
     comm.Abort(1)
