@@ -99,24 +99,32 @@ class Model:
         return f"Model({self.module!r})"
 
     # -- data -----------------------------------------------------------------------------------
-    def _loader(self, x, y, batch_size, shuffle, drop_last=False):
+    def _loader(self, x, y, batch_size, shuffle, drop_last=False, sampler_for=None):
+        """A DataLoader over ``(x, y)``, a Dataset, or the DataLoader ``x`` itself.
+        ``sampler_for(dataset, shuffle)``: the sampler picking this process's samples (a
+        distributed fit's shard), which then stands for ``shuffle``."""
         from ..data import DataLoader, Dataset, TensorDataset
 
         if hasattr(x, "__iter__") and hasattr(x, "batch_size") and y is None:
+            if sampler_for is not None:
+                raise FwError("fit(distributed=True) shards the data itself and cannot reshard "
+                              "a DataLoader", hint="pass the Dataset (or x, y arrays) instead")
             return x  # already a loader
-        device = self._staging_device()
         if isinstance(x, Dataset) and y is None:
-            return DataLoader(x, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
-                              device=device)
-        if y is None:
+            dataset = x
+        elif y is None:
             raise FwError("fit/evaluate needs targets: pass (x, y), a Dataset or a DataLoader",
                           hint="e.g. model.fit(x_train, y_train, epochs=3)")
-        xs, ys = _as_tensor(x, "x"), _as_tensor(y, "y")
-        if len(xs) != len(ys):
-            raise FwError(f"x has {len(xs)} samples but y has {len(ys)}",
-                          hint="pass inputs and targets with the same first dimension")
-        return DataLoader(TensorDataset(xs, ys), batch_size=batch_size, shuffle=shuffle,
-                          drop_last=drop_last, device=device)
+        else:
+            xs, ys = _as_tensor(x, "x"), _as_tensor(y, "y")
+            if len(xs) != len(ys):
+                raise FwError(f"x has {len(xs)} samples but y has {len(ys)}",
+                              hint="pass inputs and targets with the same first dimension")
+            dataset = TensorDataset(xs, ys)
+        order = {"shuffle": shuffle} if sampler_for is None else \
+            {"sampler": sampler_for(dataset, shuffle)}
+        return DataLoader(dataset, batch_size=batch_size, drop_last=drop_last,
+                          device=self._staging_device(), **order)
 
     def _staging_device(self):
         """The model's device when batches must travel there (the loader then copies batch
@@ -165,10 +173,9 @@ class Model:
             xs, ys = _as_tensor(x, "x"), _as_tensor(y, "y")
             cut = int(len(xs) * (1 - validation_split))
             x, y, validation_data = xs[:cut], ys[:cut], (xs[cut:], ys[cut:])
-        if session is None:
-            loader = self._loader(x, y, batch_size, shuffle)
-        else:
-            loader = session.loader(x, y, batch_size, shuffle)
+        loader = self._loader(x, y, batch_size, shuffle,
+                              sampler_for=None if session is None else session.sampler)
+        if session is not None:
             callbacks = session.callbacks(callbacks)
             verbose = verbose if session.main else 0
         history = History()

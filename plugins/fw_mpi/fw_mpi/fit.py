@@ -8,12 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 import fw_core as fw
-from fw_core.data import DataLoader, Dataset, TensorDataset
 from fw_core.training.callbacks import CSVLogger, ModelCheckpoint
 
 from .collectives import all_reduce
 from .ddp import DistributedDataParallel
-from .errors import DistributedError
 from .sampler import DistributedSampler
 from .world import init, rank
 
@@ -22,30 +20,22 @@ WRITERS = (ModelCheckpoint, CSVLogger)
 
 
 class DistributedFit:
-    """One distributed ``fit``: built by :func:`prepare_fit`, asked by the fit loop."""
+    """One distributed ``fit``: built by :func:`prepare_fit`, asked by the fit loop (which
+    builds the data loader itself, drawing through :meth:`sampler`)."""
 
     def __init__(self, model, bucket_cap_mb: float):
         init()
         self.main = rank() == 0
         self.ddp = DistributedDataParallel(model.module, bucket_cap_mb=bucket_cap_mb)
-        self.sampler: DistributedSampler | None = None
+        self._sampler: DistributedSampler | None = None
 
-    def loader(self, x, y, batch_size: int, shuffle: bool):
-        """A DataLoader over this rank's shard of ``(x, y)`` or a Dataset."""
-        if hasattr(x, "batch_size") and y is None:
-            raise DistributedError("fit(distributed=True) shards the data itself and cannot "
-                                   "reshard a DataLoader", op="Model.fit",
-                                   hint="pass the Dataset (or x, y arrays) instead")
-        if not isinstance(x, Dataset):
-            if y is None:
-                raise DistributedError("fit(distributed=True) needs targets", op="Model.fit",
-                                       hint="pass (x, y) arrays or a Dataset of (x, y) pairs")
-            x = TensorDataset(_tensor(x), _tensor(y))
-        self.sampler = DistributedSampler(x, shuffle=shuffle)
-        return DataLoader(x, batch_size=batch_size, sampler=self.sampler)
+    def sampler(self, dataset, shuffle: bool) -> DistributedSampler:
+        """This rank's shard of ``dataset`` (the fit loop's DataLoader draws through it)."""
+        self._sampler = DistributedSampler(dataset, shuffle=shuffle)
+        return self._sampler
 
     def set_epoch(self, epoch: int) -> None:
-        self.sampler.set_epoch(epoch)
+        self._sampler.set_epoch(epoch)
 
     def callbacks(self, callbacks) -> list:
         """The callbacks this rank runs: all on rank 0, all but file writers elsewhere."""
@@ -65,6 +55,3 @@ def prepare_fit(model, bucket_cap_mb: float = 25.0) -> DistributedFit:
     """The distributed-fit backend entry (``fw_core.distributed.Backend.fit``)."""
     return DistributedFit(model, bucket_cap_mb)
 
-
-def _tensor(value):
-    return value if isinstance(value, fw.Tensor) else fw.as_tensor(np.asarray(value))
